@@ -1,0 +1,95 @@
+"""Errors: one exception type per user-facing failure, each with its own exit code.
+
+    SizerError                        1  anything else the library refuses
+    ├── InputError                       bad input; the message names the file and the field
+    │   ├── InputFileError            3  a file is missing or unreadable
+    │   ├── YamlSyntaxError           4  YAML (or JSON) that does not parse
+    │   ├── UnknownKeyError           5  a key the schema does not know (with a did-you-mean)
+    │   ├── FieldTypeError            6  a value of the wrong type
+    │   ├── FieldValueError           7  a value out of range: zero or negative rate, p99 < p50, ...
+    │   └── UnknownNameError          8  a model, device or provider not in the catalog
+    ├── InfeasibleError               9  nothing in the search space can serve the workload
+    └── SolverError                  10  the integer-program solver failed or gave no optimum
+
+Exit code 2 is click's own, for command-line usage errors (an unknown option, say).
+The CLI turns each of these into one line on stderr and exits with `exit_code`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class SizerError(Exception):
+    """Base class of every error the library raises on purpose."""
+
+    exit_code = 1
+
+
+class InputError(SizerError, ValueError):
+    """Bad input: the message names the file, the field and what was expected."""
+
+    exit_code = 7
+
+
+class InputFileError(InputError):
+    exit_code = 3
+
+
+class YamlSyntaxError(InputError):
+    exit_code = 4
+
+
+class UnknownKeyError(InputError):
+    exit_code = 5
+
+
+class FieldTypeError(InputError):
+    exit_code = 6
+
+
+class FieldValueError(InputError):
+    exit_code = 7
+
+
+class UnknownNameError(InputError):
+    exit_code = 8
+
+
+class InfeasibleError(SizerError):
+    """No candidate configuration serves the workload; `reasons` says why, per device."""
+
+    exit_code = 9
+
+    def __init__(self, message: str, reasons: tuple[tuple[str, str], ...] = ()):
+        super().__init__(message)
+        self.reasons = reasons
+
+
+class SolverError(SizerError):
+    exit_code = 10
+
+
+EXIT_CODES: dict[str, int] = {
+    cls.__name__: cls.exit_code
+    for cls in (
+        SizerError,
+        InputFileError,
+        YamlSyntaxError,
+        UnknownKeyError,
+        FieldTypeError,
+        FieldValueError,
+        UnknownNameError,
+        InfeasibleError,
+        SolverError,
+    )
+}
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return " (did you mean 'x'?)" for the closest of `choices`, or "" when none is close."""
+    pool = sorted(set(str(c) for c in choices))
+    lowered = {c.lower(): c for c in pool}
+    close = difflib.get_close_matches(str(word).lower(), list(lowered), n=1, cutoff=0.6)
+    return f" (did you mean '{lowered[close[0]]}'?)" if close else ""

@@ -1,0 +1,581 @@
+"""Model architecture: import of a Hugging Face `config.json`, parameter counts, and the
+per-GPU weight shard under tensor and pipeline parallelism.
+
+The single source of truth for *how many parameters live where*. Units: parameters are
+counts (int); bytes only appear when a dtype is applied (`weight_bytes_per_gpu`).
+
+Field names are Hugging Face's own (`num_key_value_heads`, `kv_lora_rank`, ...), so a model
+can be pasted from its `config.json`. Unknown keys are ignored; a missing required key is a
+clear error naming it.
+
+Parameter groups and how each is sharded across a tensor-parallel group of size `tp`
+(vLLM's layer classes: Column/RowParallelLinear split, ReplicatedLinear does not, and
+QKVParallelLinear replicates KV heads when num_key_value_heads < tp):
+
+    group            per layer                                      sharding
+    attention        q, o projections (+ biases, q/k norms)         / tp (by query heads)
+    attention_kv     k, v projections                               ceil(kv_heads / tp) heads per GPU
+    attention_rep    MLA q_a / kv_a down-projections and norms      replicated
+    mlp              dense gated MLP: 3 * hidden * intermediate     / tp
+    experts          routed experts: E * 3 * hidden * moe_inter     / tp (expert weights are TP-sharded)
+    shared_experts   shared experts (DeepSeek, Qwen2-MoE)           / tp
+    router           gate: hidden * E                               replicated, never quantised
+    norms            2 * hidden                                      replicated, never quantised
+and, outside the layers, `embedding` (vocab-parallel, / tp), `lm_head` (/ tp, absent when
+tied) and the final norm. Pipeline parallelism gives each stage a contiguous run of layers,
+the first stage the embedding and the last the lm_head (vLLM `get_pp_indices`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import FieldTypeError, FieldValueError, InputFileError
+from .schema import read_document
+from .units import DTYPE_BYTES, ceil_div, normalise_dtype
+
+# Groups a weight quantisation scheme may apply to. Embeddings, lm_head, router and norms stay
+# in the activation dtype (vLLM and ModelOpt leave them unquantised by default).
+LINEAR_GROUPS = frozenset({"attention", "attention_kv", "attention_rep", "mlp", "experts", "shared_experts"})
+SIXTEEN_BIT = "bf16"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuantScheme:
+    """How a checkpoint stores its weights: one format applied to a set of parameter groups."""
+
+    dtype: str  # key of units.DTYPE_BYTES
+    groups: frozenset[str]  # subset of LINEAR_GROUPS the format applies to
+    bytes_per_param: float  # including block / group scales
+    origin: str  # where it was read: "config.json quantization_config (fp8)", ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelArch:
+    """A decoder-only transformer as described by its config.json."""
+
+    name: str
+    source: str
+    hf_id: str | None
+    model_type: str
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    torch_dtype: str
+    # attention variants
+    attention_bias: bool = False
+    o_proj_bias: bool = False
+    qk_norm: bool = False
+    kv_lora_rank: int = 0  # > 0 means multi-head latent attention (MLA)
+    q_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    rotary_dim: int = 0
+    # per-layer attention kind: "full" or "sliding"
+    layer_types: tuple[str, ...] = ()
+    sliding_window: int = 0
+    # mixture of experts
+    num_experts: int = 0
+    num_experts_per_tok: int = 0
+    moe_intermediate_size: int = 0
+    shared_experts_intermediate_size: int = 0
+    moe_layers: tuple[bool, ...] = ()  # per layer: MoE (True) or dense MLP (False)
+    expert_bias: bool = False
+    router_bias: bool = False
+    attention_sinks: bool = False
+    # checkpoint format
+    quant: QuantScheme | None = None
+    kv_cache_quant: str | None = None  # a KV dtype the checkpoint ships scales for
+    mtp_layers: int = 0  # multi-token-prediction layers, not loaded unless speculative decoding uses them
+    multimodal: bool = False
+    published_params: float | None = None
+    published_params_source: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    # -- derived ---------------------------------------------------------------------------
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def attention_kind(self) -> str:
+        if self.is_mla:
+            return "MLA"
+        if self.num_key_value_heads == self.num_attention_heads:
+            return "MHA"
+        if self.num_key_value_heads == 1:
+            return "MQA"
+        return "GQA"
+
+    @property
+    def native_weight_dtype(self) -> str:
+        """The format the checkpoint's (largest) weights are stored in."""
+        return self.quant.dtype if self.quant is not None else SIXTEEN_BIT
+
+    @property
+    def num_sliding_layers(self) -> int:
+        return sum(1 for t in self.layer_types if t == "sliding")
+
+    # -- parameter counts (whole model) ------------------------------------------------------
+    def layer_params(self, layer: int, tp: int = 1) -> dict[str, float]:
+        """Parameters of decoder layer `layer` held by one GPU of a TP group of size `tp`, by group."""
+        h = self.hidden_size
+        heads_per_gpu = self.num_attention_heads / tp
+        out: dict[str, float] = {}
+        if self.is_mla:
+            qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
+            if self.q_lora_rank:
+                rep = h * self.q_lora_rank + self.q_lora_rank  # q_a_proj + q_a_layernorm
+                q = self.q_lora_rank * heads_per_gpu * qk_head  # q_b_proj
+            else:
+                rep = 0.0
+                q = h * heads_per_gpu * qk_head  # q_proj
+            rep += h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank  # kv_a_proj_with_mqa + norm
+            kv_b = self.kv_lora_rank * heads_per_gpu * (self.qk_nope_head_dim + self.v_head_dim)
+            o = heads_per_gpu * self.v_head_dim * h
+            out["attention"] = q + kv_b + o
+            out["attention_rep"] = rep
+        else:
+            d = self.head_dim
+            kv_heads_per_gpu = ceil_div(self.num_key_value_heads, tp)
+            q_o = 2 * h * heads_per_gpu * d
+            if self.attention_bias:
+                q_o += heads_per_gpu * d
+            if self.o_proj_bias:
+                q_o += h / tp  # row-parallel bias, counted once per rank share
+            if self.attention_sinks:
+                q_o += heads_per_gpu
+            kv = 2 * h * kv_heads_per_gpu * d
+            if self.attention_bias:
+                kv += 2 * kv_heads_per_gpu * d
+            out["attention"] = q_o
+            out["attention_kv"] = kv
+            if self.qk_norm:
+                out["norms"] = 2 * d
+        if self.moe_layers and self.moe_layers[layer]:
+            e, mi = self.num_experts, self.moe_intermediate_size
+            experts = e * 3 * h * mi
+            if self.expert_bias:
+                experts += e * (2 * mi + h)
+            out["experts"] = experts / tp
+            out["router"] = h * e + (e if self.router_bias else 0)
+            if self.shared_experts_intermediate_size:
+                out["shared_experts"] = 3 * h * self.shared_experts_intermediate_size / tp
+        else:
+            out["mlp"] = 3 * h * self.intermediate_size / tp
+        out["norms"] = out.get("norms", 0.0) + 2 * h
+        return out
+
+    def embedding_params(self, tp: int = 1) -> float:
+        return self.vocab_size * self.hidden_size / tp
+
+    def lm_head_params(self, tp: int = 1) -> float:
+        return 0.0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size / tp
+
+    def total_params(self) -> float:
+        """All parameters of the served model (MTP layers excluded)."""
+        layers = sum(sum(self.layer_params(i).values()) for i in range(self.num_hidden_layers))
+        return layers + self.embedding_params() + self.lm_head_params() + self.hidden_size
+
+    def active_params_per_token(self) -> float:
+        """Parameters a token passes through: all but the routed experts it is not sent to."""
+        total = 0.0
+        for i in range(self.num_hidden_layers):
+            groups = self.layer_params(i)
+            experts = groups.pop("experts", 0.0)
+            total += sum(groups.values())
+            if experts:
+                total += experts * self.num_experts_per_tok / self.num_experts
+        return total + self.hidden_size + self.lm_head_params() + (self.embedding_params() if self.tie_word_embeddings else 0.0)
+
+    # -- pipeline stages -------------------------------------------------------------------
+    def stage_layers(self, pp: int) -> list[range]:
+        """Layer indices held by each pipeline stage (vLLM get_pp_indices: even split, the
+        remainder added from the second-to-last stage backwards, sparing the last stage,
+        which also holds the lm_head)."""
+        n = self.num_hidden_layers
+        sizes = [n // pp] * pp
+        for i in range(2, n % pp + 2):
+            sizes[-i] += 1
+        out, start = [], 0
+        for size in sizes:
+            out.append(range(start, start + size))
+            start += size
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Weight bytes
+# ---------------------------------------------------------------------------------------------
+
+
+def weight_scheme(model: ModelArch, weight_dtype: str) -> QuantScheme:
+    """The quantisation scheme for serving `model` with weights in `weight_dtype`.
+
+    The checkpoint's own scheme when `weight_dtype` is its native format; otherwise the format
+    applied to every linear group (online quantisation such as vLLM `--quantization fp8`, or a
+    converted checkpoint)."""
+    if model.quant is not None and weight_dtype == model.quant.dtype:
+        return model.quant
+    if weight_dtype in ("bf16", "fp16"):
+        return QuantScheme(dtype=weight_dtype, groups=frozenset(), bytes_per_param=DTYPE_BYTES[weight_dtype], origin="16-bit")
+    return QuantScheme(
+        dtype=weight_dtype, groups=LINEAR_GROUPS, bytes_per_param=DTYPE_BYTES[weight_dtype], origin=f"{weight_dtype} on all linear layers"
+    )
+
+
+def _group_bytes(groups: Mapping[str, float], scheme: QuantScheme) -> float:
+    total = 0.0
+    for name, params in groups.items():
+        per = scheme.bytes_per_param if name in scheme.groups else DTYPE_BYTES[SIXTEEN_BIT]
+        total += params * per
+    return total
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageWeights:
+    """Weight bytes on one GPU of one pipeline stage."""
+
+    stage: int
+    layers: int
+    layer_bytes: float
+    embedding_bytes: float
+    lm_head_bytes: float
+
+    @property
+    def total_bytes(self) -> float:
+        return self.layer_bytes + self.embedding_bytes + self.lm_head_bytes
+
+
+def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str) -> list[StageWeights]:
+    """Weight bytes per GPU for every pipeline stage, at TP degree `tp`."""
+    scheme = weight_scheme(model, weight_dtype)
+    sixteen = DTYPE_BYTES[SIXTEEN_BIT]
+    out = []
+    for s, layers in enumerate(model.stage_layers(pp)):
+        layer_bytes = sum(_group_bytes(model.layer_params(i, tp), scheme) for i in layers)
+        emb = model.embedding_params(tp) * sixteen if s == 0 else 0.0
+        head = 0.0
+        if s == pp - 1:
+            # The last stage holds the final norm and the lm_head; a tied lm_head on a different
+            # stage than the embedding needs its own copy of the embedding matrix.
+            head = model.hidden_size * sixteen
+            if model.tie_word_embeddings:
+                head += model.embedding_params(tp) * sixteen if pp > 1 else 0.0
+            else:
+                head += model.lm_head_params(tp) * sixteen
+        out.append(StageWeights(stage=s, layers=len(layers), layer_bytes=layer_bytes, embedding_bytes=emb, lm_head_bytes=head))
+    return out
+
+
+def weight_bytes_per_gpu(model: ModelArch, tp: int, pp: int, weight_dtype: str) -> float:
+    """Weight bytes on the most loaded GPU (the binding stage), at TP `tp` and PP `pp`."""
+    return max(s.total_bytes for s in stage_weights(model, tp, pp, weight_dtype))
+
+
+def total_weight_bytes(model: ModelArch, weight_dtype: str) -> float:
+    """Weight bytes of the whole model in `weight_dtype` (one copy, no parallelism)."""
+    return stage_weights(model, 1, 1, weight_dtype)[0].total_bytes
+
+
+# ---------------------------------------------------------------------------------------------
+# config.json import
+# ---------------------------------------------------------------------------------------------
+
+_REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+
+def resolve_config_path(path: Path) -> Path:
+    """A config.json path, or a folder that holds one."""
+    if path.is_dir():
+        candidate = path / "config.json"
+        if not candidate.is_file():
+            raise InputFileError(f"{path}: folder holds no config.json")
+        return candidate
+    return path
+
+
+def load_config_json(path: Path, *, name: str | None = None, label: str | None = None) -> ModelArch:
+    """Read a Hugging Face config.json (and a sibling hf_quant_config.json, if present)."""
+    path = resolve_config_path(Path(path))
+    raw = read_document(path, label or str(path))
+    quant_raw = None
+    sibling = path.parent / "hf_quant_config.json"
+    if sibling.is_file():
+        quant_raw = read_document(sibling)
+    return arch_from_config(raw, name=name or path.parent.name or path.stem, source=label or str(path), hf_quant_config=quant_raw)
+
+
+def _int(cfg: Mapping[str, Any], key: str, where: str, default: Any = None) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        if default is None:
+            raise FieldValueError(f"{where}: {key}: required field is missing")
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
+        raise FieldTypeError(f"{where}: {key}: expected an integer, got {value!r}")
+    if value < 0:
+        raise FieldValueError(f"{where}: {key}: expected an integer >= 0, got {value}")
+    return int(value)
+
+
+def arch_from_config(
+    raw: Any,
+    *,
+    name: str,
+    source: str,
+    hf_id: str | None = None,
+    hf_quant_config: Any = None,
+    published_params: float | None = None,
+    published_params_source: str | None = None,
+) -> ModelArch:
+    """Build a ModelArch from the mapping of a config.json. Unknown keys are ignored."""
+    where = source
+    if not isinstance(raw, Mapping):
+        raise FieldTypeError(f"{where}: expected a JSON object (a config.json), got {type(raw).__name__}")
+    cfg: dict[str, Any] = dict(raw)
+    multimodal = False
+    notes: list[str] = []
+    if isinstance(cfg.get("text_config"), Mapping):
+        # Multimodal wrappers (Llama 4, Gemma 3/4, Kimi-K2.5) keep the language model in text_config;
+        # the vision/audio towers are not counted.
+        multimodal = True
+        text = dict(cfg["text_config"])
+        for key in ("quantization_config", "tie_word_embeddings", "torch_dtype", "dtype"):
+            if key in cfg and key not in text:
+                text[key] = cfg[key]
+        cfg = text
+        notes.append("multimodal: language model from text_config; vision/audio encoder weights not counted")
+    for key in _REQUIRED:
+        _int(cfg, key, where)
+
+    hidden = _int(cfg, "hidden_size", where)
+    layers = _int(cfg, "num_hidden_layers", where)
+    heads = _int(cfg, "num_attention_heads", where)
+    if heads == 0 or layers == 0 or hidden == 0:
+        raise FieldValueError(f"{where}: hidden_size, num_hidden_layers and num_attention_heads must be > 0")
+    kv_heads = _int(cfg, "num_key_value_heads", where, heads)
+    head_dim = _int(cfg, "head_dim", where, hidden // heads)
+    model_type = str(cfg.get("model_type", "unknown"))
+
+    # --- MoE -------------------------------------------------------------------------------
+    num_experts = 0
+    for key in ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"):
+        if cfg.get(key):
+            num_experts = _int(cfg, key, where)
+            break
+    topk = 0
+    for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token"):
+        if cfg.get(key):
+            topk = _int(cfg, key, where)
+            break
+    if num_experts and not topk:
+        raise FieldValueError(f"{where}: num_experts_per_tok: required for a mixture-of-experts model ({num_experts} experts)")
+    intermediate = _int(cfg, "intermediate_size", where, 0)
+    moe_inter = _int(cfg, "moe_intermediate_size", where, 0) or (intermediate if num_experts else 0)
+    if not intermediate and not num_experts:
+        raise FieldValueError(f"{where}: intermediate_size: required field is missing")
+    if num_experts and not moe_inter:
+        raise FieldValueError(f"{where}: moe_intermediate_size: required for a mixture-of-experts model")
+    shared = 0
+    if cfg.get("n_shared_experts"):
+        shared = _int(cfg, "n_shared_experts", where) * moe_inter
+    elif cfg.get("shared_expert_intermediate_size"):
+        shared = _int(cfg, "shared_expert_intermediate_size", where)
+    elif cfg.get("shared_intermediate_size"):
+        shared = _int(cfg, "shared_intermediate_size", where)
+    moe_layers: tuple[bool, ...] = ()
+    if num_experts:
+        first_dense = _int(cfg, "first_k_dense_replace", where, 0)
+        freq = _int(cfg, "moe_layer_freq", where, 1) or 1
+        step = _int(cfg, "decoder_sparse_step", where, 1) or 1
+        mlp_only = set(cfg.get("mlp_only_layers") or [])
+        moe_layers = tuple(
+            i >= first_dense and (i - first_dense) % freq == 0 and (i + 1) % step == 0 and i not in mlp_only for i in range(layers)
+        )
+
+    # --- attention variants ------------------------------------------------------------------
+    kv_lora = _int(cfg, "kv_lora_rank", where, 0)
+    q_lora = _int(cfg, "q_lora_rank", where, 0) if kv_lora else 0
+    nope = _int(cfg, "qk_nope_head_dim", where, 0)
+    rope = _int(cfg, "qk_rope_head_dim", where, 0)
+    v_head = _int(cfg, "v_head_dim", where, 0)
+    if kv_lora and not (rope and v_head):
+        raise FieldValueError(f"{where}: qk_rope_head_dim, v_head_dim: required for multi-head latent attention (kv_lora_rank given)")
+    attention_bias = bool(cfg.get("attention_bias", False)) or model_type in ("qwen2", "qwen2_moe")
+    o_bias = model_type == "gpt_oss" and bool(cfg.get("attention_bias", False))
+    qk_norm = model_type in ("qwen3", "qwen3_moe", "olmo2", "gemma3", "gemma3_text") or bool(cfg.get("use_qk_norm", False))
+    rotary_dim = _int(cfg, "rotary_dim", where, 0) or (rope if kv_lora else head_dim)
+    partial = cfg.get("partial_rotary_factor")
+    if isinstance(partial, (int, float)) and not kv_lora and not cfg.get("rotary_dim"):
+        rotary_dim = int(head_dim * partial)
+
+    # --- sliding-window layers -------------------------------------------------------------------
+    window = cfg.get("sliding_window")
+    window = int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else 0
+    raw_types = cfg.get("layer_types")
+    if isinstance(raw_types, list) and len(raw_types) == layers:
+        layer_types = tuple("sliding" if "sliding" in str(t) else "full" for t in raw_types)
+    elif window and model_type == "gemma2":
+        layer_types = tuple("sliding" if i % 2 == 0 else "full" for i in range(layers))
+    elif window and cfg.get("sliding_window_pattern"):
+        pattern = int(cfg["sliding_window_pattern"])
+        layer_types = tuple("full" if (i + 1) % pattern == 0 else "sliding" for i in range(layers))
+    elif window and cfg.get("use_sliding_window") is True:
+        full_below = int(cfg.get("max_window_layers") or 0)
+        layer_types = tuple("full" if i < full_below else "sliding" for i in range(layers))
+    elif window and model_type in ("mistral",) and cfg.get("use_sliding_window") is not False:
+        layer_types = ("sliding",) * layers
+    else:
+        layer_types = ("full",) * layers
+    if "sliding" not in layer_types:
+        window = 0
+
+    dtype_raw = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
+    torch_dtype = normalise_dtype(str(dtype_raw))
+    quant, kv_quant, qnote = _parse_quantization(cfg.get("quantization_config"), hf_quant_config, where)
+    if qnote:
+        notes.append(qnote)
+    mtp = _int(cfg, "num_nextn_predict_layers", where, 0)
+    if model_type == "gpt_oss":
+        notes.append("attention sinks and expert biases counted")
+
+    return ModelArch(
+        name=name,
+        source=source,
+        hf_id=hf_id or (str(cfg["_name_or_path"]) if cfg.get("_name_or_path") and "/" in str(cfg["_name_or_path"]) and not str(cfg["_name_or_path"]).startswith("/") else None),
+        model_type=model_type,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        vocab_size=_int(cfg, "vocab_size", where),
+        max_position_embeddings=_int(cfg, "max_position_embeddings", where, 0) or _int(cfg, "max_sequence_length", where, 0) or 4096,
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        torch_dtype=torch_dtype,
+        attention_bias=attention_bias,
+        o_proj_bias=o_bias,
+        qk_norm=qk_norm,
+        kv_lora_rank=kv_lora,
+        q_lora_rank=q_lora,
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        v_head_dim=v_head,
+        rotary_dim=rotary_dim,
+        layer_types=layer_types,
+        sliding_window=window,
+        num_experts=num_experts,
+        num_experts_per_tok=topk,
+        moe_intermediate_size=moe_inter if num_experts else 0,
+        shared_experts_intermediate_size=shared,
+        moe_layers=moe_layers,
+        expert_bias=model_type == "gpt_oss",
+        router_bias=model_type == "gpt_oss",
+        attention_sinks=model_type == "gpt_oss",
+        quant=quant,
+        kv_cache_quant=kv_quant,
+        mtp_layers=mtp,
+        multimodal=multimodal,
+        published_params=published_params,
+        published_params_source=published_params_source,
+        notes=tuple(notes),
+    )
+
+
+def _excluded_groups(patterns: Any) -> set[str]:
+    """Parameter groups named by a modules_to_not_convert / exclude_modules / ignore list."""
+    out: set[str] = set()
+    if not isinstance(patterns, list):
+        return out
+    for p in patterns:
+        p = str(p)
+        if "self_attn" in p or p.endswith(".attn") or ".attn." in p:
+            out |= {"attention", "attention_kv", "attention_rep"}
+        if "shared_expert" in p:
+            out.add("shared_experts")
+        elif ".experts" in p:
+            out.add("experts")
+    return out
+
+
+def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme | None, str | None, str | None]:
+    """Weight format from config.json `quantization_config` or ModelOpt's hf_quant_config.json."""
+    kv_quant = None
+    if isinstance(hf_quant, Mapping) and isinstance(hf_quant.get("quantization"), Mapping):
+        q = hf_quant["quantization"]
+        algo = str(q.get("quant_algo") or "").upper()
+        if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
+            kv_quant = "fp8"
+        dtype = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_AWQ": "int4", "W4A8_AWQ": "int4", "INT8_SQ": "int8"}.get(algo)
+        if dtype:
+            groups = LINEAR_GROUPS - _excluded_groups(q.get("exclude_modules"))
+            return (
+                QuantScheme(dtype=dtype, groups=frozenset(groups), bytes_per_param=DTYPE_BYTES[dtype], origin=f"hf_quant_config.json quant_algo {algo}"),
+                kv_quant,
+                None,
+            )
+    if not isinstance(qc, Mapping):
+        return None, kv_quant, None
+    method = str(qc.get("quant_method") or "").lower()
+    excluded = _excluded_groups(qc.get("modules_to_not_convert") or qc.get("ignore") or qc.get("ignored_layers"))
+    groups = frozenset(LINEAR_GROUPS - excluded)
+    if method == "fp8":
+        block = qc.get("weight_block_size")
+        per = DTYPE_BYTES["fp8"]
+        if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+            per += 4.0 / (block[0] * block[1])  # one fp32 scale per block
+        return QuantScheme(dtype="fp8", groups=groups, bytes_per_param=per, origin="config.json quantization_config fp8"), kv_quant, None
+    if method == "mxfp4":
+        return QuantScheme(dtype="mxfp4", groups=groups, bytes_per_param=DTYPE_BYTES["mxfp4"], origin="config.json quantization_config mxfp4"), kv_quant, None
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
+        bits = int(qc.get("bits") or qc.get("w_bit") or 4)
+        group = int(qc.get("group_size") or qc.get("q_group_size") or 128)
+        if group <= 0:  # per-channel
+            group = 10**9
+        if bits == 4:
+            per = (group * 4 + 16 + 4) / group / 8  # 4-bit values + fp16 scale + 4-bit zero per group
+            return QuantScheme(dtype="int4", groups=groups, bytes_per_param=per, origin=f"config.json quantization_config {method} {bits}-bit g{group}"), kv_quant, None
+        if bits == 8:
+            per = (group * 8 + 16) / group / 8
+            return QuantScheme(dtype="int8", groups=groups, bytes_per_param=per, origin=f"config.json quantization_config {method} 8-bit g{group}"), kv_quant, None
+    if method == "compressed-tensors":
+        fmt = str(qc.get("format") or "")
+        dtype = {"float-quantized": "fp8", "naive-quantized": "int8", "int-quantized": "int8", "pack-quantized": "int4", "nvfp4-pack-quantized": "nvfp4", "mxfp4-pack-quantized": "mxfp4"}.get(fmt)
+        kv_scheme = qc.get("kv_cache_scheme")
+        if isinstance(kv_scheme, Mapping) and kv_scheme.get("num_bits") == 8:
+            kv_quant = "fp8"
+        if dtype:
+            return QuantScheme(dtype=dtype, groups=groups, bytes_per_param=DTYPE_BYTES[dtype], origin=f"config.json compressed-tensors {fmt}"), kv_quant, None
+    if method == "bitsandbytes":
+        dtype = "int4" if qc.get("load_in_4bit") else "int8"
+        return QuantScheme(dtype=dtype, groups=groups, bytes_per_param=DTYPE_BYTES[dtype], origin="config.json bitsandbytes"), kv_quant, None
+    return None, kv_quant, f"quantization_config quant_method {method!r} not modelled: weights counted at 16 bits"
+
+
+def params_billions(n: float) -> str:
+    return f"{n / 1e9:.2f}B"
+
+
+def is_power_of_two(n: int) -> bool:
+    return n > 0 and (n & (n - 1)) == 0
+
+
+def log2(n: int) -> int:
+    return int(math.log2(n))

@@ -1,0 +1,232 @@
+"""Reading YAML/JSON input and checking it field by field, with messages that name the place.
+
+Every loader in sizer goes through `read_document` (safe_load only) and `Fields`, so every bad
+input produces one line of the form
+
+    workloads/chat.yaml: traffic.requests_per_s: expected a number > 0, got -3
+
+naming the file, the dotted field path, what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import (
+    FieldTypeError,
+    FieldValueError,
+    InputFileError,
+    UnknownKeyError,
+    YamlSyntaxError,
+    did_you_mean,
+)
+
+_MISSING = object()
+
+
+def read_document(path: Path, label: str | None = None) -> Any:
+    """Parse a YAML or JSON file with yaml.safe_load (JSON is YAML). Raise a one-line InputError."""
+    label = label or str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError(f"{label}: file not found") from None
+    except IsADirectoryError:
+        raise InputFileError(f"{label}: is a directory, expected a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"{label}: cannot read: {exc}") from None
+    try:
+        if str(path).endswith(".json"):
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise YamlSyntaxError(f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise YamlSyntaxError(f"{label}: not valid YAML{where}: {problem}") from None
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+class Fields:
+    """One mapping of an input file, with typed getters whose errors name `file: path.key`."""
+
+    def __init__(self, raw: Any, file: str, path: str = ""):
+        self.file = file
+        self.path = path
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise FieldTypeError(f"{self._where()}expected a mapping of keys to values, got {_type_name(raw)}")
+        self.raw: Mapping[str, Any] = raw
+
+    # -- locations -------------------------------------------------------------------------
+    def _where(self, key: str | None = None) -> str:
+        dotted = ".".join(p for p in (self.path, key) if p)
+        return f"{self.file}: {dotted}: " if dotted else f"{self.file}: "
+
+    def fail_value(self, key: str, message: str) -> FieldValueError:
+        return FieldValueError(f"{self._where(key)}{message}")
+
+    # -- keys ------------------------------------------------------------------------------
+    def check_keys(self, allowed: Iterable[str]) -> None:
+        allowed = list(allowed)
+        for key in self.raw:
+            if key not in allowed:
+                hint = did_you_mean(str(key), allowed)
+                raise UnknownKeyError(f"{self._where(str(key))}unknown key{hint}; expected one of: {', '.join(allowed)}")
+
+    def has(self, key: str) -> bool:
+        return key in self.raw and self.raw[key] is not None
+
+    def _get(self, key: str, default: Any) -> Any:
+        if key not in self.raw or self.raw[key] is None:
+            if default is _MISSING:
+                raise FieldValueError(f"{self._where(key)}required field is missing")
+            return default
+        return self.raw[key]
+
+    # -- typed getters ---------------------------------------------------------------------
+    def number(
+        self,
+        key: str,
+        default: Any = _MISSING,
+        *,
+        gt: float | None = None,
+        ge: float | None = None,
+        le: float | None = None,
+        lt: float | None = None,
+    ) -> float:
+        value = self._get(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise FieldTypeError(f"{self._where(key)}expected a number, got {_type_name(value)}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise FieldValueError(f"{self._where(key)}expected a finite number, got {value}")
+        bound = _bound_text(gt, ge, le, lt)
+        if (
+            (gt is not None and not value > gt)
+            or (ge is not None and not value >= ge)
+            or (le is not None and not value <= le)
+            or (lt is not None and not value < lt)
+        ):
+            raise FieldValueError(f"{self._where(key)}expected a number {bound}, got {_fmt(value)}")
+        return value
+
+    def integer(self, key: str, default: Any = _MISSING, *, ge: int | None = None, le: int | None = None) -> int:
+        value = self._get(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise FieldTypeError(f"{self._where(key)}expected an integer, got {_type_name(value)}")
+        if (ge is not None and value < ge) or (le is not None and value > le):
+            raise FieldValueError(f"{self._where(key)}expected an integer {_bound_text(None, ge, le, None)}, got {value}")
+        return value
+
+    def string(self, key: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> str:
+        value = self._get(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if not isinstance(value, str):
+            raise FieldTypeError(f"{self._where(key)}expected a string, got {_type_name(value)}")
+        if choices is not None:
+            choices = list(choices)
+            if value not in choices:
+                raise FieldValueError(
+                    f"{self._where(key)}expected one of {', '.join(choices)}, got {value!r}{did_you_mean(value, choices)}"
+                )
+        return value
+
+    def boolean(self, key: str, default: Any = _MISSING) -> bool:
+        value = self._get(key, default)
+        if not isinstance(value, bool):
+            raise FieldTypeError(f"{self._where(key)}expected true or false, got {_type_name(value)}")
+        return value
+
+    def string_list(self, key: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> tuple[str, ...]:
+        value = self._get(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            raise FieldTypeError(f"{self._where(key)}expected a non-empty list of strings, got {_type_name(value)}")
+        out = []
+        choice_list = list(choices) if choices is not None else None
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected a string, got {_type_name(item)}")
+            if choice_list is not None and item not in choice_list:
+                raise FieldValueError(
+                    f"{self._where(f'{key}[{i}]')}expected one of {', '.join(choice_list)}, got {item!r}"
+                    f"{did_you_mean(item, choice_list)}"
+                )
+            out.append(item)
+        return tuple(out)
+
+    def int_list(self, key: str, default: Any = _MISSING, *, ge: int = 1) -> tuple[int, ...]:
+        value = self._get(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            raise FieldTypeError(f"{self._where(key)}expected a non-empty list of integers, got {_type_name(value)}")
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, bool) or not isinstance(item, int):
+                raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected an integer, got {_type_name(item)}")
+            if item < ge:
+                raise FieldValueError(f"{self._where(f'{key}[{i}]')}expected an integer >= {ge}, got {item}")
+            out.append(item)
+        return tuple(out)
+
+    def sub(self, key: str, default_empty: bool = True) -> "Fields":
+        value = self.raw.get(key)
+        if value is None and not default_empty:
+            raise FieldValueError(f"{self._where(key)}required section is missing")
+        return Fields(value, self.file, ".".join(p for p in (self.path, key) if p))
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _bound_text(gt, ge, le, lt) -> str:
+    parts = []
+    if gt is not None:
+        parts.append(f"> {_fmt(gt)}")
+    if ge is not None:
+        parts.append(f">= {_fmt(ge)}")
+    if lt is not None:
+        parts.append(f"< {_fmt(lt)}")
+    if le is not None:
+        parts.append(f"<= {_fmt(le)}")
+    return " and ".join(parts)

@@ -1,0 +1,95 @@
+"""Units: the single source of truth for byte, time and FLOP scales and for element sizes.
+
+Internal maths is in SI base units: bytes, seconds, FLOP/s, bytes/s, USD per hour.
+Binary and decimal prefixes are never mixed: GB = 10**9 bytes, GiB = 2**30 bytes.
+Catalog files state their unit in the key name (`memory_gib`, `hbm_gb_per_s`) and are
+converted once, when loaded.
+"""
+
+from __future__ import annotations
+
+KIB = 2**10
+MIB = 2**20
+GIB = 2**30
+
+KB = 10**3
+MB = 10**6
+GB = 10**9
+TB = 10**12
+
+GIGA = 10**9
+TERA = 10**12
+
+SECONDS_PER_HOUR = 3600.0
+MILLION = 1_000_000
+
+# Bytes per stored element, including the block scales that quantised formats carry.
+# Floats, so that 4-bit formats are 0.5 and never `4 // 8 == 0`.
+#   mxfp4: 4-bit E2M1 values + one 8-bit E8M0 scale per 32 values  -> (32*4 + 8) / 32 / 8 = 0.53125
+#          (OCP Microscaling Formats spec v1.0, block size 32)
+#   nvfp4: 4-bit E2M1 values + one FP8 E4M3 scale per 16 values     -> (16*4 + 8) / 16 / 8 = 0.5625
+#          (NVIDIA NVFP4: 16-element micro-blocks with an FP8 scale; the per-tensor FP32 scale is negligible)
+#   int4:  4-bit integers + one fp16 scale and one 4-bit zero point per group of 128 (AWQ/GPTQ default)
+#          -> (128*4 + 16 + 4) / 128 / 8 = 0.51953125
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": (128 * 4 + 16 + 4) / 128 / 8,
+    "mxfp4": (32 * 4 + 8) / 32 / 8,
+    "nvfp4": (16 * 4 + 8) / 16 / 8,
+}
+
+# The tensor-core format a weight dtype computes in on a device that supports it, and the
+# catalog field holding that format's dense throughput. Weight-only formats (int4 AWQ/GPTQ)
+# dequantise to bf16 and compute there.
+COMPUTE_FIELD: dict[str, str] = {
+    "bf16": "bf16",
+    "fp16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4": "bf16",
+    "mxfp4": "fp4",
+    "nvfp4": "fp4",
+}
+
+# Weight formats that need native support on the device (the catalog's dense-throughput
+# field for that format must be present). bf16/fp16/int4 run everywhere.
+REQUIRES_NATIVE: dict[str, str] = {"fp8": "fp8", "int8": "int8", "nvfp4": "fp4"}
+
+KV_DTYPES = ("bf16", "fp16", "fp8")
+WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
+
+# Names users and config.json files use for the same formats.
+DTYPE_ALIASES: dict[str, str] = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float32": "fp32",
+    "float8": "fp8",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "e4m3": "fp8",
+    "awq": "int4",
+    "gptq": "int4",
+    "w4a16": "int4",
+    "auto": "auto",
+}
+
+
+def normalise_dtype(name: str) -> str:
+    """Return the canonical dtype name for `name` (case-insensitive), or `name` unchanged."""
+    key = str(name).strip().lower()
+    return DTYPE_ALIASES.get(key, key)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """Integer ceiling division for non-negative integers: ceil(a / b)."""
+    return -(-a // b)
+
+
+def gib(n_bytes: float) -> float:
+    """Bytes -> GiB (2**30), for display only."""
+    return n_bytes / GIB
