@@ -28,7 +28,6 @@ the first stage the embedding and the last the lm_head (vLLM `get_pp_indices`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,7 +156,7 @@ class ModelArch:
             if self.attention_bias:
                 q_o += heads_per_gpu * d
             if self.o_proj_bias:
-                q_o += h / tp  # row-parallel bias, counted once per rank share
+                q_o += h  # a row-parallel layer keeps its whole bias on every rank
             if self.attention_sinks:
                 q_o += heads_per_gpu
             kv = 2 * h * kv_heads_per_gpu * d
@@ -380,7 +379,7 @@ def arch_from_config(
             num_experts = _int(cfg, key, where)
             break
     topk = 0
-    for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token"):
+    for key in ("num_experts_per_tok", "experts_per_token", "moe_topk", "num_experts_per_token", "top_k_experts"):
         if cfg.get(key):
             topk = _int(cfg, key, where)
             break
@@ -399,11 +398,16 @@ def arch_from_config(
         shared = _int(cfg, "shared_expert_intermediate_size", where)
     elif cfg.get("shared_intermediate_size"):
         shared = _int(cfg, "shared_intermediate_size", where)
+    if model_type == "llama4_text" and num_experts:
+        # Llama 4: every MoE layer also runs one shared expert as wide as a routed one; the dense
+        # layers between MoE layers use intermediate_size_mlp.
+        shared = moe_inter
+        intermediate = _int(cfg, "intermediate_size_mlp", where, intermediate)
     moe_layers: tuple[bool, ...] = ()
     if num_experts:
         first_dense = _int(cfg, "first_k_dense_replace", where, 0)
         freq = _int(cfg, "moe_layer_freq", where, 1) or 1
-        step = _int(cfg, "decoder_sparse_step", where, 1) or 1
+        step = _int(cfg, "decoder_sparse_step", where, 0) or _int(cfg, "interleave_moe_layer_step", where, 1) or 1
         mlp_only = set(cfg.get("mlp_only_layers") or [])
         moe_layers = tuple(
             i >= first_dense and (i - first_dense) % freq == 0 and (i + 1) % step == 0 and i not in mlp_only for i in range(layers)
@@ -543,7 +547,8 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
             per += 4.0 / (block[0] * block[1])  # one fp32 scale per block
         return QuantScheme(dtype="fp8", groups=groups, bytes_per_param=per, origin="config.json quantization_config fp8"), kv_quant, None
     if method == "mxfp4":
-        return QuantScheme(dtype="mxfp4", groups=groups, bytes_per_param=DTYPE_BYTES["mxfp4"], origin="config.json quantization_config mxfp4"), kv_quant, None
+        # vLLM's Mxfp4Config quantises fused-MoE expert weights only; linear layers stay 16-bit.
+        return QuantScheme(dtype="mxfp4", groups=groups & {"experts"}, bytes_per_param=DTYPE_BYTES["mxfp4"], origin="config.json quantization_config mxfp4"), kv_quant, None
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = int(qc.get("bits") or qc.get("w_bit") or 4)
         group = int(qc.get("group_size") or qc.get("q_group_size") or 128)
@@ -568,14 +573,3 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
         return QuantScheme(dtype=dtype, groups=groups, bytes_per_param=DTYPE_BYTES[dtype], origin="config.json bitsandbytes"), kv_quant, None
     return None, kv_quant, f"quantization_config quant_method {method!r} not modelled: weights counted at 16 bits"
 
-
-def params_billions(n: float) -> str:
-    return f"{n / 1e9:.2f}B"
-
-
-def is_power_of_two(n: int) -> bool:
-    return n > 0 and (n & (n - 1)) == 0
-
-
-def log2(n: int) -> int:
-    return int(math.log2(n))
