@@ -96,7 +96,7 @@ class Fields:
         for key in self.raw:
             if key not in allowed:
                 hint = did_you_mean(str(key), allowed)
-                raise UnknownKeyError(f"{self._where(str(key))}unknown key{hint}; expected one of: {', '.join(allowed)}")
+                raise UnknownKeyError(f"{self._where(str(key))}unknown key {str(key)!r}{hint}; expected one of: {', '.join(allowed)}")
 
     def has(self, key: str) -> bool:
         return key in self.raw and self.raw[key] is not None

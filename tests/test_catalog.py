@@ -1,0 +1,118 @@
+"""The shipped catalogs: every figure sourced, the required devices, providers and models present,
+FP8 absent (unsupported) where the device lacks it, and the loader's errors name file, entry and key."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from sizer.catalog import load_catalog
+from sizer.errors import FieldValueError, UnknownKeyError, UnknownNameError
+from sizer.units import GB, GIB, TERA
+
+from .conftest import ROOT
+
+REQUIRED_GPUS = ["A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H200-SXM", "B200", "L40S", "L4", "A10G", "MI300X", "MI325X"]
+REQUIRED_MODELS = [
+    "llama-2-7b",
+    "llama-2-70b",
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "mixtral-8x7b",
+    "qwen3-32b",
+    "qwen3-235b-a22b",
+    "deepseek-v3",
+    "gpt-oss-120b",
+]
+
+
+def test_required_devices_models_and_providers(catalog):
+    names = [g.name for g in catalog.gpus]
+    for n in REQUIRED_GPUS:
+        assert n in names
+    for n in REQUIRED_MODELS:
+        assert catalog.find_model(n) is not None, n
+    assert len(catalog.providers()) >= 3
+    for n in REQUIRED_GPUS:
+        assert catalog.prices_for(n), f"no on-demand price for {n}"
+
+
+def test_fp8_is_unsupported_not_zero_on_ampere(catalog):
+    for name in ("A100-40GB", "A100-80GB", "A10G"):
+        gpu = catalog.gpu(name)
+        assert gpu.dense_flops_per_s["fp8"] is None
+        assert not gpu.supports("fp8")
+    assert catalog.gpu("H100-SXM").supports("fp8")
+
+
+def test_datasheet_figures_are_converted_once(catalog):
+    # H100 SXM: 80 GB HBM3, 3.35 TB/s, 989.4 dense BF16 TFLOPS (NVIDIA datasheet via glennklockwood.com)
+    h100 = catalog.gpu("H100-SXM")
+    assert h100.memory_bytes == 80 * GIB
+    assert h100.hbm_bytes_per_s == 3350 * GB
+    assert h100.dense_flops_per_s["bf16"] == pytest.approx(989.4 * TERA)
+    # A100 40GB: deviceQuery "Total amount of global memory: 40441 MBytes (42405855232 bytes)"
+    assert catalog.gpu("A100-40GB").usable_memory_bytes == pytest.approx(42_405_855_232, rel=1e-4)
+
+
+def test_every_gpu_figure_has_a_source():
+    raw = yaml.safe_load((ROOT / "catalogs" / "gpus.yaml").read_text())
+    for entry in raw["gpus"]:
+        for key, value in entry.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert key in entry["sources"], f"{entry['name']}.{key}"
+
+
+def test_every_price_is_dated_and_sourced(catalog):
+    for p in catalog.prices:
+        assert p.source and p.price_date
+        assert p.usd_per_gpu_hour > 0
+
+
+def test_aliases_resolve_case_insensitively(catalog):
+    assert catalog.gpu("h100").name == "H100-SXM"
+    assert catalog.model("Llama-3.1-70B").name == "llama-3.1-70b"
+    assert catalog.model("meta-llama/Llama-3.1-70B-Instruct").name == "llama-3.1-70b"
+
+
+def _copy_catalog(tmp_path):
+    dst = tmp_path / "catalogs"
+    shutil.copytree(ROOT / "catalogs", dst)
+    return dst
+
+
+def test_unknown_gpu_key_names_file_entry_key_and_suggests(tmp_path):
+    dst = _copy_catalog(tmp_path)
+    raw = yaml.safe_load((dst / "gpus.yaml").read_text())
+    raw["gpus"][2]["memory_gb"] = raw["gpus"][2].pop("memory_gib")
+    (dst / "gpus.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(UnknownKeyError) as info:
+        load_catalog(dst)
+    msg = str(info.value)
+    assert "gpus.yaml" in msg and "gpus[2]" in msg and "'memory_gb'" in msg and "did you mean 'memory_gib'" in msg
+
+
+def test_missing_source_is_refused(tmp_path):
+    dst = _copy_catalog(tmp_path)
+    raw = yaml.safe_load((dst / "gpus.yaml").read_text())
+    del raw["gpus"][0]["sources"]["hbm_gb_per_s"]
+    (dst / "gpus.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(FieldValueError, match=r"sources\.hbm_gb_per_s: every figure needs a source"):
+        load_catalog(dst)
+
+
+def test_price_for_unknown_device_and_negative_price(tmp_path):
+    dst = _copy_catalog(tmp_path)
+    raw = yaml.safe_load((dst / "prices.yaml").read_text())
+    raw["prices"][0]["device"] = "H100SXM"
+    (dst / "prices.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(UnknownNameError, match=r"prices\[0\]\.device: unknown device 'H100SXM'"):
+        load_catalog(dst)
+    raw["prices"][0]["device"] = "H100-SXM"
+    raw["prices"][0]["usd_per_gpu_hour"] = -1
+    (dst / "prices.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(FieldValueError, match=r"usd_per_gpu_hour: expected a number > 0, got -1"):
+        load_catalog(dst)

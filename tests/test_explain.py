@@ -1,0 +1,88 @@
+"""`sizer explain` reproduces the seeds' per-token and per-sequence numbers and its own chain adds up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sizer.explain import explain_config
+from sizer.memory import max_concurrent_sequences
+from sizer.units import GIB, KIB, MIB
+
+from .conftest import ROOT
+
+
+def _explain(*args: str) -> dict:
+    run = subprocess.run(
+        [sys.executable, "-m", "sizer", "explain", *args, "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_seed004_llama2_70b_on_four_gpus():
+    # seed 004: Llama-2-70B 320 KiB per token (327,680 B); 1.25 GiB per 4,096-token sequence.
+    # With tp=4 each GPU holds 8 / 4 = 2 KV heads: 80 KiB per token, 320 MiB per sequence.
+    x = _explain("--model", "llama-2-70b", "--device", "A100-80GB", "--tp", "4", "--kv-dtype", "fp16", "--context-tokens", "4096")
+    assert x["kv_bytes_per_token"] == 327_680
+    assert x["kv_bytes_per_token_per_gpu"] == 81_920
+    assert x["kv_bytes_per_token"] * 4096 == 1.25 * GIB
+    assert x["blocks_per_sequence"] == 256
+    blocks = x["kv_pool_bytes_per_gpu"] // (16 * 81_920)
+    assert x["kv_blocks_per_gpu"] == blocks
+    assert x["kv_tokens"] == blocks * 16
+    assert x["max_concurrency"] == blocks // 256
+    # the seed's 160 GB pool over four GPUs is 40 GiB per GPU: 128 sequences
+    assert max_concurrent_sequences(40 * GIB, 256 * 16 * 81_920) == 128
+
+
+def test_seed000_shape_on_llama_3_1_8b():
+    # seed 000: 128 KiB per token; 512 MiB for a 4,096-token sequence
+    x = _explain("--model", "llama-3.1-8b", "--device", "H100-SXM", "--context-tokens", "4096")
+    assert x["kv_bytes_per_token"] == x["kv_bytes_per_token_per_gpu"] == 128 * KIB
+    assert x["blocks_per_sequence"] * 16 * x["kv_bytes_per_token_per_gpu"] == 512 * MIB
+    budget = x["usable_memory_bytes"] * 0.9
+    parts = x["weights_bytes_per_gpu"] + x["runtime_buffer_bytes_per_gpu"] + x["activation_bytes_per_gpu"] + x["runtime_overhead_bytes_per_gpu"]
+    assert x["kv_pool_bytes_per_gpu"] == pytest.approx(budget - parts, abs=2)
+
+
+def test_fp8_kv_doubles_blocks(catalog):
+    m, gpu = catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM")
+    bf16 = explain_config(m, gpu, tp=4, pp=1, kv_dtype="bf16", weight_dtype="bf16", context_tokens=8192)
+    fp8 = explain_config(m, gpu, tp=4, pp=1, kv_dtype="fp8", weight_dtype="bf16", context_tokens=8192)
+    assert fp8.memory.kv_pool_bytes_per_gpu == bf16.memory.kv_pool_bytes_per_gpu
+    assert fp8.memory.kv_blocks_per_gpu in (2 * bf16.memory.kv_blocks_per_gpu, 2 * bf16.memory.kv_blocks_per_gpu + 1)
+
+
+def test_more_tp_means_fewer_weight_bytes_per_gpu(catalog):
+    m, gpu = catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM")
+    w = [explain_config(m, gpu, tp=tp, pp=1, kv_dtype="bf16").memory.weights_bytes_per_gpu for tp in (1, 2, 4, 8)]
+    assert w == sorted(w, reverse=True)
+
+
+def test_sliding_window_layers_cap_the_sequence(catalog):
+    # gpt-oss-120b: 18 of 36 layers attend to 128 tokens; at 64k context the sliding layers hold
+    # (ceil(128/16) + 1) blocks instead of 4,096: per-sequence bytes are about half of all-full.
+    m, gpu = catalog.model("gpt-oss-120b"), catalog.gpu("H100-SXM")
+    x = explain_config(m, gpu, tp=1, pp=1, kv_dtype="bf16", context_tokens=65_536)
+    per_layer = 2 * 8 * 64 * 2
+    full = 18 * per_layer * 65_536
+    sliding = 18 * per_layer * 16 * (128 // 16 + 1)
+    assert x.memory.sequence_bytes_per_gpu == full + sliding
+    assert "sliding-window layers" in [line.label for line in x.lines]
+
+
+def test_explain_table_prints_each_line():
+    run = subprocess.run(
+        [sys.executable, "-m", "sizer", "explain", "--model", "llama-3.1-70b", "--device", "H100-SXM", "--tp", "4", "--kv-dtype", "fp8"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    for label in ("budget", "- weights", "= KV pool per GPU", "KV blocks per GPU", "max concurrency", "launch  vllm serve"):
+        assert label in run.stdout

@@ -1,0 +1,92 @@
+"""The integer program on candidates whose optimum is worked out by hand, and its agreement
+with the closed form (k = 1) on the shipped workloads."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sizer.candidates import Config, Evaluated, evaluate_candidates
+from sizer.catalog import Price
+from sizer.errors import InfeasibleError
+from sizer.optimize import best_single, build_problem, solve_program, usd_per_million_tokens
+from sizer.workload import load_workload
+
+from .conftest import WORKLOADS
+
+
+def _cand(device: str, gpus: int, usd_per_gpu_hour: float, rate_rps: float) -> Evaluated:
+    price = Price(device=device, provider="p", kind="on_demand", usd_per_gpu_hour=usd_per_gpu_hour, price_date="2026-01-01", source="test")
+    return Evaluated(
+        config=Config(device=device, tp=gpus, pp=1, kv_dtype="bf16", weight_dtype="bf16"),
+        stage="feasible",
+        reason=None,
+        price=price,
+        max_rate_rps=rate_rps,
+        binding="tpot",
+    )
+
+
+def test_cheapest_single_configuration():
+    # A: $10/replica-hour, 3 req/s; B: $18/replica-hour, 5 req/s; demand 10 req/s.
+    # A alone: ceil(10/3) = 4 replicas = $40; B alone: ceil(10/5) = 2 replicas = $36 -> B.
+    a, b = _cand("A", 1, 10.0, 3.0), _cand("B", 2, 9.0, 5.0)
+    replicas, _ = solve_program([a, b], 10.0, 1)
+    assert replicas == {1: 2}
+    assert best_single([a, b], 10.0) == (b, 2)
+
+
+def test_a_mix_wins_when_two_configurations_are_allowed():
+    # demand 8: A alone 3 x $10 = $30; B alone 2 x $18 = $36; one of each serves 3 + 5 = 8 for $28.
+    a, b = _cand("A", 1, 10.0, 3.0), _cand("B", 2, 9.0, 5.0)
+    single, _ = solve_program([a, b], 8.0, 1)
+    assert single == {0: 3}
+    mixed, _ = solve_program([a, b], 8.0, 2)
+    assert mixed == {0: 1, 1: 1}
+
+
+def test_ties_go_to_fewer_gpus():
+    # Same $/hour and rate; C uses 2 GPUs per replica, D uses 1: the tie-break picks D.
+    c, d = _cand("C", 2, 5.0, 4.0), _cand("D", 1, 10.0, 4.0)
+    replicas, _ = solve_program([c, d], 4.0, 1)
+    assert replicas == {1: 1}
+
+
+def test_constraints_are_named():
+    a, b = _cand("A", 1, 10.0, 3.0), _cand("B", 2, 9.0, 5.0)
+    prob, _ = build_problem([a, b], 10.0, 1)
+    for name in ("demand", "configurations", "use_0", "use_1"):
+        assert prob.get_constraint_by_name(name) is not None, name
+
+
+def test_cost_per_million_tokens_is_the_seeds_formula():
+    # $36/hour serving 1,000 output tokens/s: 36 / 3600 / 1000 x 1e6 = $10 per million
+    assert usd_per_million_tokens(36.0, 1000.0) == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.stem)
+def test_program_agrees_with_closed_form_on_shipped_workloads(catalog, path):
+    w = load_workload(path, catalog)
+    feasible = [e for e in evaluate_candidates(w, catalog) if e.feasible]
+    replicas, _ = solve_program(feasible, w.traffic.requests_per_s, 1)
+    (i, n), = replicas.items()
+    program_cost = n * feasible[i].usd_per_replica_hour
+    best, m = best_single(feasible, w.traffic.requests_per_s)
+    assert program_cost == pytest.approx(m * best.usd_per_replica_hour, rel=1e-9)
+    assert n == math.ceil(w.traffic.requests_per_s / feasible[i].max_rate_rps - 1e-9)
+
+
+def test_no_feasible_candidate_is_infeasible(catalog, tmp_path):
+    from sizer.optimize import solve
+
+    p = tmp_path / "w.yaml"
+    p.write_text(
+        "model: llama-3.1-405b\n"
+        "traffic: {requests_per_s: 1, prompt_tokens: 1000, output_tokens: 100}\n"
+        "search: {devices: [L4], tp: [1], pp: [1]}\n"
+    )
+    with pytest.raises(InfeasibleError) as info:
+        solve(load_workload(p, catalog), catalog)
+    assert "L4" in str(info.value) and "GiB" in str(info.value)
+    assert info.value.reasons and info.value.reasons[0][0] == "L4"
