@@ -169,7 +169,9 @@ def _deployment(workload: Workload, catalog: Catalog, e: Evaluated, replicas: in
         kv_dtype=e.config.kv_dtype,
         weight_dtype=e.config.weight_dtype,
         max_model_len=workload.max_model_len,
-        max_num_seqs=e.engine.max_num_seqs,
+        # Capping the engine's sequence count at what the pool holds at the percentile context
+        # makes vLLM admit against that percentile: no preemption below it.
+        max_num_seqs=min(e.engine.max_num_seqs, e.memory.max_concurrency),
         gpu_memory_utilization=e.engine.gpu_memory_utilization,
         block_size_tokens=e.engine.block_size_tokens,
     )

@@ -1,0 +1,60 @@
+"""Wall time of `sizer solve` on every shipped workload: the median of N runs of the command as a
+user runs it (a fresh process each time, imports included), and of the library call alone.
+
+    python benchmarks/solve_time.py [--runs 5]
+
+Prints one row per workload with the plan it found, so the figures and the plans can be quoted
+together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sizer.catalog import load_catalog  # noqa: E402
+from sizer.optimize import solve  # noqa: E402
+from sizer.workload import load_workload  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    print(f"{'workload':28s} {'cli median s':>12s} {'lib median s':>12s}  plan")
+    for path in sorted((ROOT / "workloads").glob("*.yaml")):
+        cli_times = []
+        out = ""
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            run = subprocess.run([sys.executable, "-m", "sizer", "solve", str(path), "--format", "json"], capture_output=True, text=True, cwd=ROOT)
+            cli_times.append(time.perf_counter() - t)
+            if run.returncode != 0:
+                raise SystemExit(f"{path.name}: exit {run.returncode}: {run.stderr.strip()}")
+            out = run.stdout
+        lib_times = []
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            catalog = load_catalog(ROOT / "catalogs")
+            solve(load_workload(path, catalog), catalog)
+            lib_times.append(time.perf_counter() - t)
+        data = json.loads(out)
+        plan = "; ".join(
+            f"{d['replicas']} x {d['device']} tp={d['tp']} pp={d['pp']} kv={d['kv_dtype']} w={d['weight_dtype']}" for d in data["deployments"]
+        )
+        print(
+            f"{path.stem:28s} {statistics.median(cli_times):12.3f} {statistics.median(lib_times):12.3f}  "
+            f"{plan}; ${data['cost_usd_per_hour']:.2f}/h; ${data['cost_usd_per_million_tokens']:.3f}/M tokens"
+        )
+
+
+if __name__ == "__main__":
+    main()
