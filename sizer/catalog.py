@@ -113,7 +113,7 @@ class Catalog:
         if found is None:
             names = [g.name for g in self.gpus]
             raise UnknownNameError(
-                f"{where}unknown device {name!r}{did_you_mean(name, [*names, *self._gpu_index])}; "
+                f"{where}unknown device {name!r}{did_you_mean(name, [*names, *(a for g in self.gpus for a in g.aliases)])}; "
                 f"the catalog has: {', '.join(names)}"
             )
         return found
@@ -151,7 +151,7 @@ class Catalog:
         entry = self.find_model(name)
         if entry is None:
             raise UnknownNameError(
-                f"{where}unknown model {name!r}{did_you_mean(name, [*self.model_names(), *self._model_index])}; "
+                f"{where}unknown model {name!r}{did_you_mean(name, [*self.model_names(), *(a for m in self.models for a in m.aliases)])}; "
                 f"the catalog has: {', '.join(self.model_names())}; or give a path to a config.json"
             )
         return load_model_entry(entry.path)
@@ -403,6 +403,8 @@ def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, 
         path = base_dir / path
     looks_like_path = spec.endswith(".json") or "/" in spec or os.sep in spec or path.exists()
     if looks_like_path and path.exists():
+        if path.is_dir() and not (path / "config.json").is_file():
+            raise InputFileError(f"{where}folder {path} holds no config.json")
         return load_config_json(path, label=str(path))
     if looks_like_path and (spec.endswith(".json") or spec.startswith((".", "/", "~"))):
         raise InputFileError(f"{where}no such config.json: {path}")

@@ -89,7 +89,8 @@ EXIT_CODES: dict[str, int] = {
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return " (did you mean 'x'?)" for the closest of `choices`, or "" when none is close."""
-    pool = sorted(set(str(c) for c in choices))
-    lowered = {c.lower(): c for c in pool}
+    lowered: dict[str, str] = {}
+    for c in choices:  # the first spelling of each name wins: callers list canonical names first
+        lowered.setdefault(str(c).lower(), str(c))
     close = difflib.get_close_matches(str(word).lower(), list(lowered), n=1, cutoff=0.6)
     return f" (did you mean '{lowered[close[0]]}'?)" if close else ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .candidates import parallelism_reason
 from .catalog import Gpu
 from .engines import EngineDefaults, engine_policy
 from .errors import FieldValueError
@@ -63,20 +64,30 @@ def explain_config(
     weight_dtype = weight_dtype or model.native_weight_dtype
     if weight_dtype not in WEIGHT_DTYPES:
         raise FieldValueError(f"--weight-dtype: expected one of {', '.join(WEIGHT_DTYPES)}, got {weight_dtype!r}")
-    for name, value in (("--tp", tp), ("--pp", pp)):
-        if value < 1:
+    for name, value in (
+        ("--tp", tp),
+        ("--pp", pp),
+        ("--context-tokens", context_tokens),
+        ("--block-size", block_size_tokens),
+        ("--max-num-seqs", max_num_seqs),
+        ("--max-num-batched-tokens", max_num_batched_tokens),
+    ):
+        if value is not None and value < 1:
             raise FieldValueError(f"{name}: expected an integer >= 1, got {value}")
+    problem = parallelism_reason(model, gpu, tp, pp)
+    if problem:
+        raise FieldValueError(f"--tp/--pp: {problem}")
     if gpu_memory_utilization is not None and not 0 < gpu_memory_utilization <= 1:
         raise FieldValueError(f"--gpu-memory-utilization: expected a number > 0 and <= 1, got {gpu_memory_utilization:g}")
     policy = engine_policy(engine)
     d = policy.defaults(gpu)
     eng = EngineDefaults(
-        max_num_seqs=max_num_seqs or d.max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens or d.max_num_batched_tokens,
-        block_size_tokens=block_size_tokens or d.block_size_tokens,
+        max_num_seqs=max_num_seqs if max_num_seqs is not None else d.max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens if max_num_batched_tokens is not None else d.max_num_batched_tokens,
+        block_size_tokens=block_size_tokens if block_size_tokens is not None else d.block_size_tokens,
         gpu_memory_utilization=gpu_memory_utilization if gpu_memory_utilization is not None else d.gpu_memory_utilization,
     )
-    context = context_tokens or model.max_position_embeddings
+    context = context_tokens if context_tokens is not None else model.max_position_embeddings
     activation = policy.activation_bytes(model, tp, eng.max_num_batched_tokens, eng.max_num_seqs)
     buffers = policy.runtime_buffer_bytes(model)
     overhead = policy.runtime_overhead_bytes(tp)

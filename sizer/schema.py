@@ -43,8 +43,10 @@ def read_document(path: Path, label: str | None = None) -> Any:
         raise InputFileError(f"{label}: cannot read: {exc}") from None
     try:
         if str(path).endswith(".json"):
-            return json.loads(text)
-        return yaml.safe_load(text)
+            return json.loads(text, object_pairs_hook=lambda pairs: _unique_pairs(pairs, label))
+        data = yaml.safe_load(text)
+        _refuse_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), label)
+        return data
     except json.JSONDecodeError as exc:
         raise YamlSyntaxError(f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
@@ -52,6 +54,37 @@ def read_document(path: Path, label: str | None = None) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise YamlSyntaxError(f"{label}: not valid YAML{where}: {problem}") from None
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]], label: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise YamlSyntaxError(f"{label}: duplicate key {key!r}: a later value would silently replace the first")
+        out[key] = value
+    return out
+
+
+def _refuse_duplicate_keys(node: Any, label: str) -> None:
+    """A key given twice in one mapping: YAML keeps the last silently; sizer refuses it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, value_node in n.value:
+                key = getattr(key_node, "value", None)
+                if isinstance(key_node, yaml.ScalarNode) and key in seen:
+                    line = key_node.start_mark.line + 1
+                    raise YamlSyntaxError(
+                        f"{label}: duplicate key {key!r} at line {line} (first at line {seen[key]}): "
+                        "a later value would silently replace the first"
+                    )
+                if isinstance(key_node, yaml.ScalarNode):
+                    seen[key] = key_node.start_mark.line + 1
+                stack.append(value_node)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
 
 
 def _type_name(value: Any) -> str:

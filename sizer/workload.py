@@ -189,20 +189,20 @@ def _length(f: Fields, key: str) -> LengthDist:
     if raw is None:
         raise f.fail_value(key, "required field is missing (a number of tokens, or percentiles such as {p50: 1200, p99: 6000})")
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        value = f.number(key, gt=0)
+        value = f.number(key, ge=1)
         return LengthDist(percentiles=((50.0, value),))
     sub = f.sub(key)
     sub.check_keys(_LENGTH_KEYS)
     pts = []
     for name, pct in PERCENTILE_KEYS.items():
         if sub.has(name):
-            pts.append((pct, sub.number(name, gt=0)))
+            pts.append((pct, sub.number(name, ge=1)))
     if not pts:
         raise f.fail_value(key, "expected at least one percentile (p50, p90, p95, p99, p99.9) or a number")
     for (p_lo, v_lo), (p_hi, v_hi) in zip(pts, pts[1:]):
         if v_hi < v_lo:
             raise sub.fail_value(_pkey(p_hi), f"p{p_hi:g} ({v_hi:g}) is below p{p_lo:g} ({v_lo:g}); percentiles must not decrease")
-    cap = sub.number("max", None, gt=0)
+    cap = sub.number("max", None, ge=1)
     if cap is not None and cap < pts[-1][1]:
         raise sub.fail_value("max", f"max ({cap:g}) is below p{pts[-1][0]:g} ({pts[-1][1]:g})")
     return LengthDist(percentiles=tuple(pts), cap=cap)
