@@ -1,0 +1,1 @@
+"""The shipped catalogs, installed inside the package as sizer.catalogs (data only)."""

@@ -1,0 +1,1 @@
+"""Shipped model catalog entries (data only)."""
