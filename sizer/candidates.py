@@ -18,12 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .catalog import Catalog, Gpu, Price
-from .engines import EngineDefaults, engine_policy
-from .memory import MemoryBreakdown, memory_breakdown
+from .engines import EngineOverrides, EngineSettings, engine_policy
+from .memory import KvFormat, MemoryBreakdown, stage_kv
 from .model import ModelArch
+from .residency import Admission, admission
+from .efficiency import efficiency_table
 from .perf import build_step_model
 from .queueing import Capacity, Demand, Limits, LoadPoint, evaluate_load, max_rate
-from .units import DTYPE_BYTES, GIB, REQUIRES_NATIVE
+from .units import GIB, REQUIRES_NATIVE
 from .workload import Workload
 
 STAGES = ("parallelism", "format", "price", "memory", "latency", "feasible")
@@ -54,7 +56,8 @@ class Evaluated:
     reason: str | None  # why it was rejected (None when feasible)
     price: Price | None = None
     memory: MemoryBreakdown | None = None
-    engine: EngineDefaults | None = None
+    engine: EngineSettings | None = None
+    admission: Admission | None = None
     max_rate_rps: float = 0.0
     binding: str | None = None  # the check that stops the per-replica rate growing
     tpot_at_max_s: float | None = None
@@ -63,6 +66,13 @@ class Evaluated:
     @property
     def feasible(self) -> bool:
         return self.stage == "feasible"
+
+    @property
+    def max_concurrency(self) -> int:
+        """Sequences admission lets the pool hold (the workload's admission policy)."""
+        if self.admission is not None:
+            return self.admission.max_concurrency
+        return self.memory.max_concurrency if self.memory is not None else 0
 
     @property
     def usd_per_replica_hour(self) -> float:
@@ -104,22 +114,22 @@ def parallelism_reason(model: ModelArch, gpu: Gpu, tp: int, pp: int) -> str | No
     return None
 
 
-def format_reason(model: ModelArch, gpu: Gpu, kv_dtype: str, weight_dtype: str) -> str | None:
+def format_reason(model: ModelArch, gpu: Gpu, kv_dtype: str, weight_dtype: str, engine: str = "vllm") -> str | None:
     need = REQUIRES_NATIVE.get(weight_dtype)
     if need and not gpu.supports(need):
         return f"{gpu.name} has no {need.upper()} tensor cores ({need}_dense_tflops absent in the catalog): {weight_dtype} weights unsupported"
-    if kv_dtype == "fp8" and not gpu.supports("fp8"):
-        return f"{gpu.name} has no FP8 support ({'fp8'}_dense_tflops absent in the catalog): fp8 KV cache unsupported"
-    return None
+    return engine_policy(engine).kv_reason(gpu, KvFormat.of(kv_dtype))
 
 
 def memory_reason(m: MemoryBreakdown, tp: int, pp: int) -> str | None:
     where = f"at tp={tp} pp={pp}"
     if m.weights_bytes_per_gpu > m.budget_bytes:
-        return (
-            f"weights {_gib(m.weights_bytes_per_gpu)} > {_gib(m.budget_bytes)} usable per GPU {where} "
-            f"({m.gpu_memory_utilization:g} x {_gib(m.usable_memory_bytes)})"
-        )
+        if m.engine == "vllm":
+            return (
+                f"weights {_gib(m.weights_bytes_per_gpu)} > {_gib(m.budget_bytes)} usable per GPU {where} "
+                f"({m.memory_fraction:g} x {_gib(m.usable_memory_bytes)})"
+            )
+        return f"weights {_gib(m.weights_bytes_per_gpu)} > {_gib(m.budget_bytes)} usable per GPU {where} ({m.budget_rule})"
     if m.kv_pool_bytes_per_gpu <= 0:
         used = m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu + m.activation_bytes_per_gpu + m.runtime_overhead_bytes_per_gpu
         return (
@@ -127,6 +137,8 @@ def memory_reason(m: MemoryBreakdown, tp: int, pp: int) -> str | None:
             f"{_gib(used - m.weights_bytes_per_gpu)} = {_gib(used)} >= {_gib(m.budget_bytes)} usable per GPU"
         )
     if m.max_concurrency < 1:
+        if m.engine == "llamacpp" and m.sequence_bytes_per_gpu <= m.kv_pool_bytes_per_gpu:
+            return f"the fixed llama.cpp cache ({m.notes[0] if m.notes else 'n_parallel x n_ctx'}) does not fit beside the weights {where}"
         return (
             f"one {m.context_tokens:,}-token sequence needs {_gib(m.sequence_bytes_per_gpu)} of KV per GPU {where}; "
             f"the pool holds {_gib(m.kv_pool_bytes_per_gpu)}"
@@ -149,20 +161,31 @@ def _latency_reason(point: LoadPoint, i: int, workload: Workload, violations: di
     return "prefill alone saturates the replica"
 
 
+def engine_overrides(workload: Workload) -> EngineOverrides:
+    m = workload.memory
+    return EngineOverrides(
+        memory_fraction=m.memory_fraction,
+        block_size_tokens=m.block_size_tokens,
+        max_num_seqs=m.max_num_seqs,
+        max_num_batched_tokens=m.max_num_batched_tokens,
+        n_parallel=m.n_parallel,
+    )
+
+
 def evaluate_candidates(workload: Workload, catalog: Catalog) -> list[Evaluated]:
     """Check every configuration of the search space; compute capacity for those that pass."""
     model = workload.model
     policy = engine_policy(workload.engine)
-    mem = workload.memory
+    overrides = engine_overrides(workload)
     out: list[Evaluated | None] = []
-    passing: list[tuple[int, Config, Gpu, MemoryBreakdown, EngineDefaults, Price]] = []
+    passing: list[tuple[int, Config, Gpu, MemoryBreakdown, EngineSettings, Price, Admission]] = []
     for cfg in enumerate_configs(workload):
         gpu = catalog.gpu(cfg.device)
-        reason = parallelism_reason(model, gpu, cfg.tp, cfg.pp)
+        reason = parallelism_reason(model, gpu, cfg.tp, cfg.pp) or policy.parallelism_reason(cfg.tp, cfg.pp)
         if reason:
             out.append(Evaluated(config=cfg, stage="parallelism", reason=reason))
             continue
-        reason = format_reason(model, gpu, cfg.kv_dtype, cfg.weight_dtype)
+        reason = format_reason(model, gpu, cfg.kv_dtype, cfg.weight_dtype, workload.engine)
         if reason:
             out.append(Evaluated(config=cfg, stage="format", reason=reason))
             continue
@@ -173,45 +196,57 @@ def evaluate_candidates(workload: Workload, catalog: Catalog) -> list[Evaluated]
                 Evaluated(config=cfg, stage="price", reason=f"no {workload.search.pricing} price for {gpu.name} from {who} in prices.yaml")
             )
             continue
-        defaults = policy.defaults(gpu)
-        engine = EngineDefaults(
-            max_num_seqs=mem.max_num_seqs or defaults.max_num_seqs,
-            max_num_batched_tokens=mem.max_num_batched_tokens or defaults.max_num_batched_tokens,
-            block_size_tokens=mem.block_size_tokens,
-            gpu_memory_utilization=mem.gpu_memory_utilization,
-        )
-        m = memory_breakdown(
-            model,
-            usable_memory_bytes=gpu.usable_memory_bytes,
-            gpu_memory_utilization=engine.gpu_memory_utilization,
-            tp=cfg.tp,
-            pp=cfg.pp,
-            kv_dtype=cfg.kv_dtype,
-            weight_dtype=cfg.weight_dtype,
-            block_size_tokens=engine.block_size_tokens,
-            context_tokens=workload.context_tokens,
-            activation_bytes=policy.activation_bytes(model, cfg.tp, engine.max_num_batched_tokens, engine.max_num_seqs),
-            runtime_buffer_bytes=policy.runtime_buffer_bytes(model),
-            runtime_overhead_bytes=policy.runtime_overhead_bytes(cfg.tp),
+        kv = KvFormat.of(cfg.kv_dtype)
+        settings = policy.settings(gpu, model, cfg.tp, version=workload.engine_version, overrides=overrides, max_model_len=workload.max_model_len)
+        m = policy.breakdown(
+            model, gpu, tp=cfg.tp, pp=cfg.pp, weight_dtype=cfg.weight_dtype, kv=kv, settings=settings, context_tokens=workload.admitted_context_tokens
         )
         reason = memory_reason(m, cfg.tp, cfg.pp)
+        adm = None
+        if not reason:
+            adm = admission(
+                m,
+                stage_kv(model, kv, cfg.tp, cfg.pp)[m.stage],
+                policy=workload.memory.admission,
+                percentile_context_tokens=workload.context_tokens,
+                prompt=workload.traffic.prompt_tokens,
+                output=workload.traffic.output_tokens,
+            )
+            if m.engine == "llamacpp":
+                adm = _cap_admission(adm, m.max_concurrency)
+            if adm.max_concurrency < 1:
+                reason = (
+                    f"admission ({adm.policy}) holds no sequence at tp={cfg.tp} pp={cfg.pp}"
+                    + (f": tenant {adm.binding_tenant}'s quota binds" if adm.binding_tenant else "")
+                )
         if reason:
-            out.append(Evaluated(config=cfg, stage="memory", reason=reason, price=prices[0], memory=m, engine=engine))
+            out.append(Evaluated(config=cfg, stage="memory", reason=reason, price=prices[0], memory=m, engine=settings, admission=adm))
             continue
         out.append(None)
-        passing.append((len(out) - 1, cfg, gpu, m, engine, prices[0]))
+        passing.append((len(out) - 1, cfg, gpu, m, settings, prices[0], adm))
 
     if passing:
-        step = build_step_model([(model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype) for _, cfg, gpu, _, _, _ in passing])
+        step = build_step_model(
+            [(model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype) for _, cfg, gpu, _, _, _, _ in passing],
+            engine=workload.engine,
+            efficiency=efficiency_table(catalog.root),
+        )
         limits = Limits(
-            max_concurrency=np.array([m.max_concurrency for _, _, _, m, _, _ in passing], dtype=float),
-            max_num_seqs=np.array([e.max_num_seqs for _, _, _, _, e, _ in passing], dtype=float),
-            max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _ in passing], dtype=float),
+            max_concurrency=np.array([a.max_concurrency for *_, a in passing], dtype=float),
+            max_num_seqs=np.array([e.max_num_seqs for _, _, _, _, e, _, _ in passing], dtype=float),
+            max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _, _ in passing], dtype=float),
         )
         cap = max_rate(step, demand_of(workload), limits)
-        for j, (slot, cfg, gpu, m, engine, price) in enumerate(passing):
-            out[slot] = _with_capacity(cfg, m, engine, price, cap, j, workload)
+        for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
+            out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload)
     return [e for e in out if e is not None]
+
+
+def _cap_admission(adm: Admission, slots: int) -> Admission:
+    """llama.cpp admits exactly its slots whatever the policy: the cache is allocated per slot."""
+    from dataclasses import replace
+
+    return replace(adm, max_concurrency=min(adm.max_concurrency, slots))
 
 
 def demand_of(workload: Workload) -> Demand:
@@ -223,11 +258,13 @@ def demand_of(workload: Workload) -> Demand:
     )
 
 
-def _with_capacity(cfg: Config, m: MemoryBreakdown, engine: EngineDefaults, price: Price, cap: Capacity, j: int, workload: Workload) -> Evaluated:
+def _with_capacity(
+    cfg: Config, m: MemoryBreakdown, engine: EngineSettings, price: Price, adm: Admission, cap: Capacity, j: int, workload: Workload
+) -> Evaluated:
     rate = float(cap.max_rate_rps[j])
     if rate <= 0:
         reason = _latency_reason(cap.at_zero, j, workload, cap.zero_violations, m, engine.max_num_seqs)
-        return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine)
+        return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
     return Evaluated(
         config=cfg,
         stage="feasible",
@@ -235,6 +272,7 @@ def _with_capacity(cfg: Config, m: MemoryBreakdown, engine: EngineDefaults, pric
         price=price,
         memory=m,
         engine=engine,
+        admission=adm,
         max_rate_rps=rate,
         binding=cap.binding[j],
         tpot_at_max_s=float(cap.at_max.tpot_s["p99"][j]),
@@ -248,14 +286,11 @@ def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated],
     for e in evaluated:
         gpu = catalog.gpu(e.config.device)
         rows.append((workload.model, gpu, e.config.tp, e.config.pp, e.config.weight_dtype, e.config.kv_dtype))
-    step = build_step_model(rows)
+    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root))
     limits = Limits(
-        max_concurrency=np.array([e.memory.max_concurrency for e in evaluated], dtype=float),
+        max_concurrency=np.array([e.max_concurrency for e in evaluated], dtype=float),
         max_num_seqs=np.array([e.engine.max_num_seqs for e in evaluated], dtype=float),
         max_num_batched_tokens=np.array([e.engine.max_num_batched_tokens for e in evaluated], dtype=float),
     )
     return evaluate_load(step, np.asarray(rates_rps, dtype=float), demand_of(workload), limits)
 
-
-def kv_elem_bytes(kv_dtype: str) -> float:
-    return DTYPE_BYTES[kv_dtype]

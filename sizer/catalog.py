@@ -59,6 +59,7 @@ class Gpu:
     tdp_w: float | None
     efficiency: Efficiency
     sources: Mapping[str, str] = field(default_factory=dict)
+    nvlink_domain_gpus: int | None = None  # GPUs one NVLink domain joins when larger than a node (NVL72 racks)
 
     def supports(self, compute_format: str) -> bool:
         return self.dense_flops_per_s.get(compute_format) is not None
@@ -190,6 +191,7 @@ _GPU_KEYS = (
     "interconnect",
     "link_gb_per_s",
     "gpus_per_node",
+    "nvlink_domain_gpus",
     "tdp_w",
     "efficiency",
     "sources",
@@ -204,7 +206,7 @@ _EFFICIENCY_KEYS = (
     "source",
 )
 _NUMERIC_GPU_KEYS = tuple(
-    k for k in _GPU_KEYS if k.endswith(("_gib", "_per_s", "_tflops", "_tops")) or k in ("gpus_per_node", "tdp_w")
+    k for k in _GPU_KEYS if k.endswith(("_gib", "_per_s", "_tflops", "_tops")) or k in ("gpus_per_node", "nvlink_domain_gpus", "tdp_w")
 )
 
 
@@ -284,6 +286,7 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 interconnect=interconnect,
                 link_bytes_per_s=f.number("link_gb_per_s", gt=0) * GB,
                 gpus_per_node=f.integer("gpus_per_node", ge=1),
+                nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1),
                 tdp_w=f.number("tdp_w", None, gt=0),
                 efficiency=_efficiency(f.sub("efficiency"), defaults, interconnect),
                 sources={str(k): str(v) for k, v in sources.raw.items()},

@@ -16,12 +16,13 @@ from . import __version__
 from .catalog import load_catalog, resolve_model
 from .errors import SizerError
 from .explain import explain_config
-from .optimize import solve, write_lp
+from .optimize import DEFAULT_TIME_LIMIT_S, solve
 from .report import render_explanation, render_plan, to_json
 from .units import normalise_dtype
 from .workload import load_workload
 
 FORMATS = click.Choice(["table", "json", "csv"])
+PLAN_FORMATS = click.Choice(["table", "json", "csv", "markdown"])
 
 
 def _emit(text: str, output: str | None) -> None:
@@ -54,52 +55,198 @@ def cli(debug: bool) -> None:
     """Size an LLM deployment: which accelerators, how many, configured how, at what cost per token."""
 
 
+def _plan_output_options(f):
+    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")(f)
+    f = click.option("--format", "fmt", type=PLAN_FORMATS, default="table", show_default=True, help="Output format.")(f)
+    return f
+
+
+def _time_limit_option(f):
+    return click.option(
+        "--time-limit-s",
+        type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULT_TIME_LIMIT_S,
+        show_default=True,
+        help="Stop the solver after this many seconds; a plan not proven optimal is reported as such.",
+    )(f)
+
+
+def _plot_option(what: str):
+    def deco(f):
+        return click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
+
+    return deco
+
+
 @cli.command("solve")
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
-@_output_options
+@_plan_output_options
 @_catalog_option
 @click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, help="Also write the integer program (LP format) to this file.")
-def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None) -> None:
+@_time_limit_option
+@_plot_option("the per-GPU memory of the plan's deployments")
+def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
+    if plot_path:
+        from .plots import check_plot_path
+
+        check_plot_path(plot_path)
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
-    plan = solve(w, catalog)
-    if write_lp_path:
-        write_lp(w, catalog, write_lp_path)
+    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path)
+    if plot_path:
+        from .plots import plot_memory
+
+        plot_memory(plan, plot_path)
     _emit(render_plan(plan, fmt), output)
+
+
+@cli.command("compare")
+@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@_plan_output_options
+@_catalog_option
+@click.option(
+    "--sort",
+    type=click.Choice(["cost", "cost_per_hour", "device", "provider", "gpus", "ttft", "tpot", "headroom"]),
+    default="cost",
+    show_default=True,
+    help="Order of the feasible rows ($/M tokens, $/hour, ...; headroom: most KV headroom first). Infeasible rows come last.",
+)
+@click.option("--per-provider", is_flag=True, help="One row per device and provider (providers whose plans cost the same share a row).")
+@_plot_option("the cost-latency Pareto front of every feasible configuration")
+def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None) -> None:
+    """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves."""
+    from .compare import compare, comparison_rows, pareto_points
+    from .report import render_comparison
+
+    if plot_path:
+        from .plots import check_plot_path
+
+        check_plot_path(plot_path)
+    catalog = load_catalog(catalog_dir)
+    w = load_workload(workload, catalog)
+    comparison = compare(w, catalog, per_provider=per_provider)
+    if plot_path:
+        from .plots import plot_pareto
+
+        plot_pareto(pareto_points(comparison, catalog), plot_path, f"{w.name}: cost against TPOT p99, every feasible configuration")
+    _emit(render_comparison(comparison, comparison_rows(comparison, sort), fmt), output)
+
+
+@cli.command("sweep")
+@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@_plan_output_options
+@_catalog_option
+@click.option("--requests-per-s", "requests_per_s", default=None, help="Steady rates (a profile is scaled to peak at each): 1,2,5,10 or start:stop:count.")
+@click.option("--scale", default=None, help="Traffic multipliers: 0.5,1,2 or start:stop:count such as 0.5:4:8.")
+@click.option("--price-scale", "price_scale", default=None, help="Price multipliers (every GPU-hour, or --price-device's): 0.5:1.5:11.")
+@click.option("--price-device", default=None, help="With --price-scale: scale this device's prices only.")
+@click.option("--ttft-p99-s", "ttft_p99_s", default=None, help="TTFT p99 bounds, seconds: 0.5,1,2,4.")
+@click.option("--tpot-p99-s", "tpot_p99_s", default=None, help="TPOT p99 bounds, seconds: 0.03:0.1:8.")
+@click.option("--context-percentile", "context_percentile", default=None, help="Admission context percentiles: 90,95,99,99.9.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@_time_limit_option
+@_plot_option("the cost of each device and of the plan against the swept parameter")
+def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path) -> None:
+    """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips."""
+    from .report import render_sweep
+    from .sweep import parse_values, sweep
+
+    given = {
+        "requests_per_s": ("--requests-per-s", requests_per_s),
+        "scale": ("--scale", scale),
+        "price_scale": ("--price-scale", price_scale),
+        "ttft_p99_s": ("--ttft-p99-s", ttft_p99_s),
+        "tpot_p99_s": ("--tpot-p99-s", tpot_p99_s),
+        "context_percentile": ("--context-percentile", context_percentile),
+    }
+    chosen = [(k, opt, v) for k, (opt, v) in given.items() if v is not None]
+    if len(chosen) != 1:
+        raise click.UsageError("give exactly one of " + ", ".join(opt for opt, _ in given.values()))
+    parameter, option, text = chosen[0]
+    if price_device and parameter != "price_scale":
+        raise click.UsageError("--price-device goes with --price-scale")
+    values = parse_values(text, option)
+    if plot_path:
+        from .plots import check_plot_path
+
+        check_plot_path(plot_path)
+    catalog = load_catalog(catalog_dir)
+    w = load_workload(workload, catalog)
+    progress = None if quiet else _progress_printer(option)
+    result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=time_limit_s, option=option)
+    if plot_path:
+        from .plots import plot_sweep
+
+        plot_sweep(result, plot_path)
+    _emit(render_sweep(result, fmt), output)
+
+
+def _progress_printer(option: str):
+    """Progress on stderr: a line rewritten in place on a terminal, else a line per tenth."""
+    tty = sys.stderr.isatty()
+    state = {"tenth": -1}
+
+    def show(done: int, total: int, value: float) -> None:
+        if tty:
+            click.echo(f"\rsweep {option} {value:g}: {done}/{total}", err=True, nl=done == total)
+            return
+        tenth = done * 10 // total
+        if tenth != state["tenth"] or done == total:
+            state["tenth"] = tenth
+            click.echo(f"sweep {option}: {done}/{total} points", err=True)
+
+    return show
 
 
 @cli.command("explain")
 @click.option("--model", "model_spec", required=True, help="Catalog model name, or a path to a config.json (or its folder).")
 @click.option("--device", required=True, help="Device name from the GPU catalog.")
 @click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
-@click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree.")
-@click.option("--kv-dtype", default="bf16", show_default=True, help="KV-cache dtype: bf16, fp16 or fp8.")
+@click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
+@click.option("--kv-dtype", default="bf16", show_default=True, help="KV-cache format: bf16, fp16, fp8, int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
 @click.option("--weight-dtype", default=None, help="Weight dtype (default: the checkpoint's own).")
+@click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
+@click.option("--engine-version", default=None, help="Engine version where the rule changed (vLLM: 0.2.4, 0.6.4, 0.7.2, 0.14 ...).")
 @click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: the model's max_position_embeddings).")
-@click.option("--gpu-memory-utilization", type=float, default=None, help="Fraction of GPU memory the engine may use (default: the engine's, 0.9).")
-@click.option("--block-size", type=int, default=None, help="KV block size in tokens (default: the engine's, 16).")
+@click.option("--max-model-len", type=int, default=None, help="The engine's declared maximum length (default: --context-tokens).")
+@click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,
+              help="The engine's memory fraction: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction.")
+@click.option("--block-size", type=int, default=None, help="KV block size in tokens (default: the engine's).")
 @click.option("--max-num-seqs", type=int, default=None, help="Engine sequence cap (default: the engine's for this device).")
 @click.option("--max-num-batched-tokens", type=int, default=None, help="Engine token budget per step (default: the engine's for this device).")
+@click.option("--n-parallel", type=int, default=None, help="llama.cpp slots (-np).")
+@click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
+@click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
 @_output_options
 @_catalog_option
-def explain_cmd(model_spec, device, tp, pp, kv_dtype, weight_dtype, context_tokens, gpu_memory_utilization, block_size, max_num_seqs, max_num_batched_tokens, fmt, output, catalog_dir) -> None:
-    """Memory of one configuration per GPU, line by line."""
+def explain_cmd(
+    model_spec, device, tp, pp, kv_dtype, weight_dtype, engine, engine_version, context_tokens, max_model_len, memory_fraction,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, fmt, output, catalog_dir,
+) -> None:
+    """Memory of one configuration per GPU, line by line, under the engine's own rule."""
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
     gpu = catalog.gpu(device, where="--device: ")
+    kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))
     x = explain_config(
         model,
         gpu,
         tp=tp,
         pp=pp,
-        kv_dtype=normalise_dtype(kv_dtype),
+        kv_dtype=kv,
         weight_dtype=normalise_dtype(weight_dtype) if weight_dtype else None,
         context_tokens=context_tokens,
-        gpu_memory_utilization=gpu_memory_utilization,
+        gpu_memory_utilization=memory_fraction,
         block_size_tokens=block_size,
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
+        engine=engine,
+        engine_version=engine_version,
+        max_model_len=max_model_len,
+        n_parallel=n_parallel,
+        speculative_tokens=speculative_tokens,
+        shared_prefix_tokens=shared_prefix_tokens,
     )
     _emit(render_explanation(x, fmt), output)
 
@@ -120,6 +267,77 @@ def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None) -> None:
         import pandas as pd
 
         click.echo(pd.DataFrame(rows).to_string(index=False))
+
+
+@cli.command("validate")
+@click.option(
+    "--measurements",
+    "measurements_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Your own results, in the column format of aiconfigurator's silicon_sample.csv (default: the shipped table, split into fit and score rows).",
+)
+@click.option("--rows", type=click.Choice(["all", "score", "fit", "none"]), default="all", show_default=True, help="Which rows to list one by one (table format).")
+@_output_options
+@_catalog_option
+def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
+    """The latency model against measured TTFT, TPOT and throughput: per row and its error."""
+    from .measurements import read_csv
+    from .validate import render_table, to_json, validate_rows, validate_shipped
+
+    catalog = load_catalog(catalog_dir)
+    if measurements_file is None:
+        report = validate_shipped(catalog)
+    else:
+        report = validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file))
+    if fmt == "json":
+        _emit(to_json(report), output)
+    elif fmt == "csv":
+        import pandas as pd
+
+        from .validate import report_dict
+
+        _emit(pd.DataFrame(report_dict(report)["rows"]).to_csv(index=False), output)
+    else:
+        _emit(render_table(report, rows), output)
+
+
+@cli.command("calibrate")
+@_catalog_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the fitted table here (default: the catalog's efficiency.yaml).")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
+def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: int) -> None:
+    """Fit the efficiency factors to the fit rows of the measurement table; write efficiency.yaml."""
+    from .calibrate import calibrate_shipped
+
+    catalog = load_catalog(catalog_dir)
+    result, _ = calibrate_shipped(catalog, output=output, max_iterations=max_iterations, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True))
+    target = output or str(catalog.root / "efficiency.yaml")
+    rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
+    click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations; RMS log error {rms}; wrote {target}")
+
+
+@cli.command("simulate")
+@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
+@click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
+@click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the arrivals and lengths.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Arrivals from a CSV (timestamp, optional prompt_tokens, output_tokens) instead of Poisson.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
+@_catalog_option
+def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
+    """Discrete-event simulation of a plan's replicas (continuous batching, paged KV), against the analytic model."""
+    from .simulate import render_simulations, simulate_workload, simulation_dict
+
+    catalog = load_catalog(catalog_dir)
+    w = load_workload(workload, catalog)
+    sims = simulate_workload(w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path)
+    if fmt == "json":
+        _emit(to_json({"workload": w.name, "simulations": [simulation_dict(s) for s in sims]}), output)
+    else:
+        _emit(render_simulations(sims, w), output)
 
 
 def main(argv: list[str] | None = None) -> None:

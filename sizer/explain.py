@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 from .candidates import parallelism_reason
 from .catalog import Gpu
-from .engines import EngineDefaults, engine_policy
+from .engines import EngineOverrides, EngineSettings, engine_policy
 from .errors import FieldValueError
-from .memory import MemoryBreakdown, memory_breakdown
+from .memory import KvFormat, MemoryBreakdown, stage_kv
 from .model import ModelArch, weight_scheme
-from .units import DTYPE_BYTES, GIB, KV_DTYPES, MIB, WEIGHT_DTYPES, ceil_div
+from .residency import Admission, admission
+from .units import GIB, MIB, WEIGHT_DTYPES, ceil_div, kv_element_bytes
+from .workload import AdmissionPolicy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,8 +35,9 @@ class Explanation:
     kv_dtype: str
     weight_dtype: str
     engine: str
-    engine_defaults: EngineDefaults
+    engine_defaults: EngineSettings
     memory: MemoryBreakdown
+    admission: Admission
     lines: tuple[Line, ...]
     launch_command: str
 
@@ -57,10 +60,21 @@ def explain_config(
     max_num_seqs: int | None = None,
     max_num_batched_tokens: int | None = None,
     engine: str = "vllm",
+    engine_version: str | None = None,
+    max_model_len: int | None = None,
+    n_parallel: int | None = None,
+    speculative_tokens: int = 0,
+    shared_prefix_tokens: int = 0,
 ) -> Explanation:
-    """Memory of `model` on `gpu` at TP `tp`, PP `pp`, with the given KV and weight formats."""
-    if kv_dtype not in KV_DTYPES:
-        raise FieldValueError(f"--kv-dtype: expected one of {', '.join(KV_DTYPES)}, got {kv_dtype!r}")
+    """Memory of `model` on `gpu` at TP `tp`, PP `pp`, with the given KV and weight formats.
+
+    `gpu_memory_utilization` is the engine's memory fraction (vLLM gpu_memory_utilization, SGLang
+    mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction)."""
+    policy = engine_policy(engine)
+    kv = KvFormat.of(kv_dtype)
+    problem = policy.kv_reason(gpu, kv)
+    if problem:
+        raise FieldValueError(f"--kv-dtype: {problem}")
     weight_dtype = weight_dtype or model.native_weight_dtype
     if weight_dtype not in WEIGHT_DTYPES:
         raise FieldValueError(f"--weight-dtype: expected one of {', '.join(WEIGHT_DTYPES)}, got {weight_dtype!r}")
@@ -71,58 +85,54 @@ def explain_config(
         ("--block-size", block_size_tokens),
         ("--max-num-seqs", max_num_seqs),
         ("--max-num-batched-tokens", max_num_batched_tokens),
+        ("--max-model-len", max_model_len),
+        ("--n-parallel", n_parallel),
     ):
         if value is not None and value < 1:
             raise FieldValueError(f"{name}: expected an integer >= 1, got {value}")
-    problem = parallelism_reason(model, gpu, tp, pp)
+    for name, value in (("--speculative-tokens", speculative_tokens), ("--shared-prefix-tokens", shared_prefix_tokens)):
+        if value < 0:
+            raise FieldValueError(f"{name}: expected an integer >= 0, got {value}")
+    problem = parallelism_reason(model, gpu, tp, pp) or policy.parallelism_reason(tp, pp)
     if problem:
         raise FieldValueError(f"--tp/--pp: {problem}")
     if gpu_memory_utilization is not None and not 0 < gpu_memory_utilization <= 1:
         raise FieldValueError(f"--gpu-memory-utilization: expected a number > 0 and <= 1, got {gpu_memory_utilization:g}")
-    policy = engine_policy(engine)
-    d = policy.defaults(gpu)
-    eng = EngineDefaults(
-        max_num_seqs=max_num_seqs if max_num_seqs is not None else d.max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens if max_num_batched_tokens is not None else d.max_num_batched_tokens,
-        block_size_tokens=block_size_tokens if block_size_tokens is not None else d.block_size_tokens,
-        gpu_memory_utilization=gpu_memory_utilization if gpu_memory_utilization is not None else d.gpu_memory_utilization,
-    )
     context = context_tokens if context_tokens is not None else model.max_position_embeddings
-    activation = policy.activation_bytes(model, tp, eng.max_num_batched_tokens, eng.max_num_seqs)
-    buffers = policy.runtime_buffer_bytes(model)
-    overhead = policy.runtime_overhead_bytes(tp)
-    m = memory_breakdown(
-        model,
-        usable_memory_bytes=gpu.usable_memory_bytes,
-        gpu_memory_utilization=eng.gpu_memory_utilization,
-        tp=tp,
-        pp=pp,
-        kv_dtype=kv_dtype,
-        weight_dtype=weight_dtype,
-        block_size_tokens=eng.block_size_tokens,
-        context_tokens=context,
-        activation_bytes=activation,
-        runtime_buffer_bytes=buffers,
-        runtime_overhead_bytes=overhead,
+    model_len = max_model_len if max_model_len is not None else context + speculative_tokens
+    overrides = EngineOverrides(
+        memory_fraction=gpu_memory_utilization,
+        block_size_tokens=block_size_tokens,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        n_parallel=n_parallel,
     )
-    b = DTYPE_BYTES[kv_dtype]
+    eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
+    m = policy.breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=eng, context_tokens=context + speculative_tokens)
+    kvs = stage_kv(model, kv, tp, pp)[m.stage]
+    adm = admission(
+        m,
+        kvs,
+        policy=AdmissionPolicy(speculative_tokens=speculative_tokens, shared_prefix_tokens=shared_prefix_tokens),
+        percentile_context_tokens=context,
+    )
     layers = len(model.stage_layers(pp)[m.stage])
     scheme = weight_scheme(model, weight_dtype)
     if model.is_mla:
+        b = kv_element_bytes(kv.k, model.kv_lora_rank)
         kv_whole = f"{model.num_hidden_layers} layers x ({model.kv_lora_rank} kv_lora_rank + {model.qk_rope_head_dim} qk_rope_head_dim) x {b:g} B"
         kv_gpu = f"{layers} layers on stage {m.stage} x ({model.kv_lora_rank} + {model.qk_rope_head_dim}) x {b:g} B (MLA latent, replicated across TP)"
     else:
+        d = model.head_dim
+        bk, bv = kv_element_bytes(kv.k, d), kv_element_bytes(kv.v, d)
+        elem = f"{bk:g} B" if bk == bv else f"({bk:g} B K + {bv:g} B V) / 2"
         heads_gpu = ceil_div(model.num_key_value_heads, tp)
-        kv_whole = f"2 x {model.num_hidden_layers} layers x {model.num_key_value_heads} KV heads x {model.head_dim} head_dim x {b:g} B"
+        kv_whole = f"2 x {model.num_hidden_layers} layers x {model.num_key_value_heads} KV heads x {d} head_dim x {elem}"
         rep = " (heads replicated: kv_heads < tp)" if model.num_key_value_heads < tp else ""
-        kv_gpu = f"2 x {layers} layers on stage {m.stage} x ceil({model.num_key_value_heads}/{tp}) = {heads_gpu} heads x {model.head_dim} x {b:g} B{rep}"
+        kv_gpu = f"2 x {layers} layers on stage {m.stage} x ceil({model.num_key_value_heads}/{tp}) = {heads_gpu} heads x {d} x {elem}{rep}"
     lines = [
         Line(label="usable memory per GPU", formula=f"{gpu.name}: total the runtime reports", value=_gib(m.usable_memory_bytes)),
-        Line(
-            label="budget",
-            formula=f"x gpu_memory_utilization {m.gpu_memory_utilization:g}",
-            value=_gib(m.budget_bytes),
-        ),
+        Line(label="budget", formula=f"{m.budget_rule} ({m.memory_fraction_name} {m.memory_fraction:g})", value=_gib(m.budget_bytes)),
         Line(
             label="- weights",
             formula=f"stage {m.stage} of {pp}, tp={tp}, {weight_dtype} ({scheme.origin}); {model.total_params() / 1e9:.2f}B params in all",
@@ -130,16 +140,20 @@ def explain_config(
         ),
         Line(
             label="- runtime buffers",
-            formula=f"rotary cos/sin cache {model.max_position_embeddings} x {model.rotary_dim} x 2 B",
+            formula=f"rotary cos/sin cache {model.max_position_embeddings} x {model.rotary_dim} x 2 B"
+            + (", block tables" if m.engine == "vllm" and m.runtime_buffer_bytes_per_gpu > policy.rotary_cache_bytes(model) else "")
+            + (", llama.cpp compute buffer" if m.engine == "llamacpp" else ""),
             value=_gib(m.runtime_buffer_bytes_per_gpu),
         ),
         Line(
             label="- activation peak",
-            formula=f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {eng.max_num_seqs} sequences",
+            formula=f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {eng.max_num_seqs} sequences"
+            if m.activation_bytes_per_gpu
+            else "inside the engine's reserve, not taken from the pool",
             value=_gib(m.activation_bytes_per_gpu),
         ),
-        Line(label="- non-torch overhead", formula=f"CUDA/NCCL buffers at tp={tp}", value=_gib(m.runtime_overhead_bytes_per_gpu)),
-        Line(label="= KV pool per GPU", formula="budget - weights - buffers - activations - overhead", value=_gib(m.kv_pool_bytes_per_gpu)),
+        Line(label="- runtime overhead", formula=f"CUDA context, NCCL and workspaces at tp={tp}", value=_gib(m.runtime_overhead_bytes_per_gpu)),
+        Line(label="= KV pool per GPU", formula=f"{m.engine} rule (engine {m.engine} {m.engine_version})", value=_gib(m.kv_pool_bytes_per_gpu)),
         Line(label="KV bytes per token (model)", formula=kv_whole, value=f"{m.kv_bytes_per_token:,.0f} B"),
         Line(label="KV bytes per token per GPU", formula=kv_gpu, value=f"{m.kv_bytes_per_token_per_gpu:,.0f} B"),
         Line(
@@ -163,34 +177,42 @@ def explain_config(
                 value=f"{m.sequence_bytes_per_gpu / MIB:,.1f} MiB per sequence",
             )
         )
+    if speculative_tokens:
+        lines.append(Line(label="speculative positions", formula=f"{speculative_tokens} proposals reserved per sequence", value=f"+{speculative_tokens} tokens"))
+    if shared_prefix_tokens:
+        lines.append(
+            Line(
+                label="shared prefix",
+                formula=f"{adm.shared_prefix_blocks} full blocks of the {shared_prefix_tokens:,}-token prefix held once; the divergence block copied on write",
+                value=f"{adm.shared_prefix_saved_bytes_per_gpu / MIB:,.1f} MiB saved",
+            )
+        )
     lines.append(
         Line(
             label="max concurrency",
             formula=f"floor(pool / {m.sequence_bytes_per_gpu / MIB:,.1f} MiB per {m.context_tokens:,}-token sequence)",
-            value=f"{m.max_concurrency:,}",
+            value=f"{adm.max_concurrency_percentile:,}",
         )
     )
-    cmd = policy.launch_command(
-        model,
-        tp=tp,
-        pp=pp,
-        kv_dtype=kv_dtype,
-        weight_dtype=weight_dtype,
-        max_model_len=context,
-        max_num_seqs=eng.max_num_seqs,
-        gpu_memory_utilization=eng.gpu_memory_utilization,
-        block_size_tokens=eng.block_size_tokens,
+    lines.append(
+        Line(
+            label=f"{m.engine} would log",
+            formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; max concurrency for {m.max_model_len:,} tokens {m.engine_max_concurrency:.2f}x",
+            value=_gib(m.engine_available_kv_bytes),
+        )
     )
+    cmd = policy.launch_command(model, tp=tp, pp=pp, kv=kv, weight_dtype=weight_dtype, settings=eng, max_num_seqs=eng.max_num_seqs)
     return Explanation(
         model=model,
         gpu=gpu,
         tp=tp,
         pp=pp,
-        kv_dtype=kv_dtype,
+        kv_dtype=kv.label,
         weight_dtype=weight_dtype,
         engine=engine,
         engine_defaults=eng,
         memory=m,
+        admission=adm,
         lines=tuple(lines),
         launch_command=cmd,
     )

@@ -1,29 +1,29 @@
-"""Memory: the seeds' arithmetic, exact. KV bytes per token, the pool left after weights and
-working set, blocks, and how many sequences fit. All quantities in bytes and tokens.
+"""Memory: the seeds' arithmetic, exact. KV bytes per token, blocks, how many sequences fit, and
+the MemoryBreakdown every engine policy fills in. All quantities in bytes and tokens.
 
-The chain, per GPU, as `sizer explain` prints it:
+The chain, per GPU, as `sizer explain` prints it (the pool rule itself is the engine's, engines.py):
 
-    budget        = usable memory x gpu_memory_utilization            (vLLM: fraction of total)
-    kv pool       = budget - weights shard - runtime buffers - activation peak - non-torch overhead
+    KV pool       = the engine's budget - weights shard - buffers - activation peak - overhead
     block bytes   = block_size_tokens x KV bytes per token on this GPU
     blocks        = floor(pool / block bytes)
-    KV tokens     = blocks x block_size_tokens                          (per replica: every GPU holds
-                                                                        its share of every token)
-    concurrency   = floor(blocks / ceil(context / block_size_tokens))
+    KV tokens     = blocks x block_size_tokens          (per replica: every GPU holds its share of every token)
+    concurrency   = floor(pool / bytes one sequence holds at the admitted context, in whole blocks)
 
 KV bytes per token (seed 000: L x 2 x H_kv x d x b):
-    whole model   2 x layers x kv_heads x head_dim x elem_bytes          (MHA / GQA / MQA)
-                  layers x (kv_lora_rank + qk_rope_head_dim) x elem_bytes (MLA: one latent, no K/V pair)
+    whole model   2 x layers x kv_heads x head_dim x elem_bytes            (MHA / GQA / MQA)
+                  layers x (kv_lora_rank + qk_rope_head_dim) x elem_bytes   (MLA: one latent, no K/V pair)
     one GPU       the layers of its pipeline stage, ceil(kv_heads / tp) heads: heads are replicated,
                   not split, when kv_heads < tp; the MLA latent is replicated on every TP rank.
+    K and V may be stored in different formats (llama.cpp --cache-type-k / --cache-type-v); scaled
+    formats (int4, GGML q4_0 / q8_0 ...) count their scales.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import ModelArch, stage_weights
-from .units import DTYPE_BYTES, ceil_div
+from .model import ModelArch
+from .units import ceil_div, kv_element_bytes
 
 # --------------------------------------------------------------------------------------------
 # Seed formulas (pure, scalar)
@@ -75,42 +75,73 @@ def kv_growth_bytes_per_step(bytes_per_token: float, batch: int) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# Model-level KV accounting
+# KV formats and per-token bytes
 # --------------------------------------------------------------------------------------------
 
 
-def kv_bytes_per_token_per_layer(model: ModelArch, kv_dtype: str, tp: int = 1) -> float:
+@dataclass(frozen=True, slots=True)
+class KvFormat:
+    """Storage format of keys and of values (the same for every engine but llama.cpp)."""
+
+    k: str
+    v: str
+
+    @classmethod
+    def of(cls, kv: "str | KvFormat") -> "KvFormat":
+        """A KvFormat from itself, a single format ("fp8") or a K/V pair label ("q8_0/q4_0")."""
+        if isinstance(kv, KvFormat):
+            return kv
+        k, _, v = str(kv).partition("/")
+        return cls(k, v or k)
+
+    @property
+    def label(self) -> str:
+        return self.k if self.k == self.v else f"{self.k}/{self.v}"
+
+
+def kv_bytes_per_token_per_layer(model: ModelArch, kv: str | KvFormat, tp: int = 1) -> float:
     """KV bytes one attention layer stores per token on one GPU of a TP group of size `tp`."""
-    b = DTYPE_BYTES[kv_dtype]
+    fmt = KvFormat.of(kv)
     if model.is_mla:
         # The compressed latent and the decoupled RoPE key, one copy per token, replicated across TP.
-        return (model.kv_lora_rank + model.qk_rope_head_dim) * b
-    return 2 * ceil_div(model.num_key_value_heads, tp) * model.head_dim * b
+        return (model.kv_lora_rank + model.qk_rope_head_dim) * kv_element_bytes(fmt.k, model.kv_lora_rank)
+    heads = ceil_div(model.num_key_value_heads, tp)
+    d = model.head_dim
+    return heads * d * (kv_element_bytes(fmt.k, d) + kv_element_bytes(fmt.v, d))
 
 
-def model_kv_bytes_per_token(model: ModelArch, kv_dtype: str) -> float:
+def model_kv_bytes_per_token(model: ModelArch, kv: str | KvFormat) -> float:
     """Whole-model KV bytes per token (one copy, all layers, no parallelism)."""
-    return model.num_hidden_layers * kv_bytes_per_token_per_layer(model, kv_dtype, 1)
+    return model.num_hidden_layers * kv_bytes_per_token_per_layer(model, kv, 1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StageKv:
     """KV bytes per token on one GPU of one pipeline stage, split by layer kind."""
 
-    full_bytes_per_token: float
-    sliding_bytes_per_token: float
+    full_layers: int
+    sliding_layers: int
+    bytes_per_token_per_layer: float
+
+    @property
+    def full_bytes_per_token(self) -> float:
+        return self.full_layers * self.bytes_per_token_per_layer
+
+    @property
+    def sliding_bytes_per_token(self) -> float:
+        return self.sliding_layers * self.bytes_per_token_per_layer
 
     @property
     def bytes_per_token(self) -> float:
         return self.full_bytes_per_token + self.sliding_bytes_per_token
 
 
-def stage_kv(model: ModelArch, kv_dtype: str, tp: int, pp: int) -> list[StageKv]:
-    per_layer = kv_bytes_per_token_per_layer(model, kv_dtype, tp)
+def stage_kv(model: ModelArch, kv: str | KvFormat, tp: int, pp: int) -> list[StageKv]:
+    per_layer = kv_bytes_per_token_per_layer(model, kv, tp)
     out = []
     for layers in model.stage_layers(pp):
         sliding = sum(1 for i in layers if model.layer_types[i] == "sliding")
-        out.append(StageKv(full_bytes_per_token=(len(layers) - sliding) * per_layer, sliding_bytes_per_token=sliding * per_layer))
+        out.append(StageKv(full_layers=len(layers) - sliding, sliding_layers=sliding, bytes_per_token_per_layer=per_layer))
     return out
 
 
@@ -122,19 +153,36 @@ def sequence_bytes_on_stage(kv: StageKv, context_tokens: int, block_size_tokens:
     return block_size_tokens * (blocks * kv.full_bytes_per_token + sliding_blocks * kv.sliding_bytes_per_token)
 
 
+def hybrid_group_layers(kv: StageKv) -> int:
+    """Layers per KV-cache group under vLLM's hybrid allocator (v1/core/kv_cache_utils.py): groups
+    hold equal numbers of layers, as many as the rarer layer kind has; every block id is a page in
+    one tensor per group slot, so the pool divides into blocks of (group size x page) bytes."""
+    if kv.full_layers and kv.sliding_layers:
+        return min(kv.full_layers, kv.sliding_layers)
+    return kv.full_layers + kv.sliding_layers
+
+
 # --------------------------------------------------------------------------------------------
-# A configuration's full breakdown
+# The breakdown every engine fills in
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryBreakdown:
-    """Per-GPU memory of one configuration, on the binding pipeline stage. Bytes unless named."""
+    """Per-GPU memory of one configuration under one engine, on the binding pipeline stage.
 
-    stage: int  # the pipeline stage with the fewest blocks (the one that binds)
+    Bytes unless named. `kv_tokens` counts every layer's KV for every token (the conservative,
+    engine-independent figure); `engine_kv_tokens`, `engine_gpu_blocks` and
+    `engine_available_kv_bytes` are the figures the engine itself logs."""
+
+    engine: str
+    engine_version: str
+    stage: int
     usable_memory_bytes: float
-    gpu_memory_utilization: float
+    memory_fraction: float  # gpu_memory_utilization / mem_fraction_static / free_gpu_memory_fraction
+    memory_fraction_name: str
     budget_bytes: float
+    budget_rule: str
     weights_bytes_per_gpu: float
     runtime_buffer_bytes_per_gpu: float
     activation_bytes_per_gpu: float
@@ -142,77 +190,113 @@ class MemoryBreakdown:
     kv_pool_bytes_per_gpu: float
     kv_bytes_per_token: float  # whole model, one copy
     kv_bytes_per_token_per_gpu: float
+    kv_format: str
     block_size_tokens: int
     block_bytes_per_gpu: float
     kv_blocks_per_gpu: int
     kv_tokens: int  # per replica
     context_tokens: int
+    max_model_len: int
     blocks_per_sequence: int
     sequence_bytes_per_gpu: float
-    max_concurrency: int
+    max_concurrency: int  # sequences of context_tokens the pool holds
+    engine_gpu_blocks: int
+    engine_kv_tokens: int
+    engine_available_kv_bytes: float
+    engine_max_concurrency: float  # the engine's "maximum concurrency for max_model_len tokens"
     sliding_window: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def fits(self) -> bool:
         return self.kv_pool_bytes_per_gpu > 0 and self.max_concurrency >= 1
 
+    @property
+    def used_bytes(self) -> float:
+        return self.weights_bytes_per_gpu + self.runtime_buffer_bytes_per_gpu + self.activation_bytes_per_gpu + self.runtime_overhead_bytes_per_gpu
 
-def memory_breakdown(
+
+def paged_breakdown(
     model: ModelArch,
     *,
+    engine: str,
+    engine_version: str,
+    stage: int,
+    kv: StageKv,
+    kv_format: KvFormat,
     usable_memory_bytes: float,
-    gpu_memory_utilization: float,
-    tp: int,
-    pp: int,
-    kv_dtype: str,
-    weight_dtype: str,
+    memory_fraction: float,
+    memory_fraction_name: str,
+    budget_bytes: float,
+    budget_rule: str,
+    weights_bytes: float,
+    buffer_bytes: float,
+    activation_bytes: float,
+    overhead_bytes: float,
+    pool_bytes: float,
     block_size_tokens: int,
     context_tokens: int,
-    activation_bytes: float,
-    runtime_buffer_bytes: float,
-    runtime_overhead_bytes: float,
+    max_model_len: int,
+    hybrid_groups: bool,
+    notes: tuple[str, ...] = (),
 ) -> MemoryBreakdown:
-    """The seeds' chain for one configuration; every stage computed, the binding one returned.
+    """Blocks, tokens and concurrency of a paged pool of `pool_bytes` on one GPU.
 
-    `activation_bytes`, `runtime_buffer_bytes` and `runtime_overhead_bytes` come from the serving
-    engine's policy (engines.py): they are the engine's rule, not the seeds'."""
-    budget = usable_memory_bytes * gpu_memory_utilization
-    weights = stage_weights(model, tp, pp, weight_dtype)
-    kvs = stage_kv(model, kv_dtype, tp, pp)
-    best: MemoryBreakdown | None = None
-    for s, (w, kv) in enumerate(zip(weights, kvs)):
-        pool = budget - w.total_bytes - runtime_buffer_bytes - activation_bytes - runtime_overhead_bytes
-        block_bytes = block_size_tokens * kv.bytes_per_token
-        blocks = int(pool // block_bytes) if pool > 0 and block_bytes > 0 else 0
-        seq_bytes = sequence_bytes_on_stage(kv, context_tokens, block_size_tokens, model.sliding_window)
-        concurrency = int(pool // seq_bytes) if pool > 0 and seq_bytes > 0 else 0
-        candidate = MemoryBreakdown(
-            stage=s,
-            usable_memory_bytes=usable_memory_bytes,
-            gpu_memory_utilization=gpu_memory_utilization,
-            budget_bytes=budget,
-            weights_bytes_per_gpu=w.total_bytes,
-            runtime_buffer_bytes_per_gpu=runtime_buffer_bytes,
-            activation_bytes_per_gpu=activation_bytes,
-            runtime_overhead_bytes_per_gpu=runtime_overhead_bytes,
-            kv_pool_bytes_per_gpu=pool,
-            kv_bytes_per_token=model_kv_bytes_per_token(model, kv_dtype),
-            kv_bytes_per_token_per_gpu=kv.bytes_per_token,
-            block_size_tokens=block_size_tokens,
-            block_bytes_per_gpu=block_bytes,
-            kv_blocks_per_gpu=blocks,
-            kv_tokens=blocks * block_size_tokens,
-            context_tokens=context_tokens,
-            blocks_per_sequence=blocks_for(context_tokens, block_size_tokens),
-            sequence_bytes_per_gpu=seq_bytes,
-            max_concurrency=concurrency,
-            sliding_window=model.sliding_window,
+    `hybrid_groups`: the engine pages sliding-window and full layers from one pool in groups of
+    equal layer count (vLLM V1); otherwise every block holds every layer of the token."""
+    block_bytes = block_size_tokens * kv.bytes_per_token
+    blocks = int(pool_bytes // block_bytes) if pool_bytes > 0 and block_bytes > 0 else 0
+    seq_bytes = sequence_bytes_on_stage(kv, context_tokens, block_size_tokens, model.sliding_window)
+    concurrency = int(pool_bytes // seq_bytes) if pool_bytes > 0 and seq_bytes > 0 else 0
+    if hybrid_groups and kv.full_layers and kv.sliding_layers:
+        group = hybrid_group_layers(kv)
+        page_bytes = block_size_tokens * kv.bytes_per_token_per_layer
+        engine_blocks = int(pool_bytes // (group * page_bytes)) if pool_bytes > 0 else 0
+        full_groups = ceil_div(kv.full_layers, group)
+        sliding_groups = ceil_div(kv.sliding_layers, group)
+        need = full_groups * blocks_for(max_model_len, block_size_tokens) + sliding_groups * min(
+            blocks_for(max_model_len, block_size_tokens), blocks_for(model.sliding_window, block_size_tokens) + 1
         )
-        if best is None or (candidate.max_concurrency, candidate.kv_blocks_per_gpu, -candidate.kv_pool_bytes_per_gpu) < (
-            best.max_concurrency,
-            best.kv_blocks_per_gpu,
-            -best.kv_pool_bytes_per_gpu,
-        ):
-            best = candidate
-    assert best is not None  # pp >= 1 always gives one stage
-    return best
+        engine_concurrency = engine_blocks / need if need else 0.0
+    else:
+        engine_blocks = blocks
+        engine_concurrency = engine_blocks * block_size_tokens / max_model_len if max_model_len else 0.0
+    return MemoryBreakdown(
+        engine=engine,
+        engine_version=engine_version,
+        stage=stage,
+        usable_memory_bytes=usable_memory_bytes,
+        memory_fraction=memory_fraction,
+        memory_fraction_name=memory_fraction_name,
+        budget_bytes=budget_bytes,
+        budget_rule=budget_rule,
+        weights_bytes_per_gpu=weights_bytes,
+        runtime_buffer_bytes_per_gpu=buffer_bytes,
+        activation_bytes_per_gpu=activation_bytes,
+        runtime_overhead_bytes_per_gpu=overhead_bytes,
+        kv_pool_bytes_per_gpu=pool_bytes,
+        kv_bytes_per_token=model_kv_bytes_per_token(model, kv_format),
+        kv_bytes_per_token_per_gpu=kv.bytes_per_token,
+        kv_format=kv_format.label,
+        block_size_tokens=block_size_tokens,
+        block_bytes_per_gpu=block_bytes,
+        kv_blocks_per_gpu=blocks,
+        kv_tokens=blocks * block_size_tokens,
+        context_tokens=context_tokens,
+        max_model_len=max_model_len,
+        blocks_per_sequence=blocks_for(context_tokens, block_size_tokens),
+        sequence_bytes_per_gpu=seq_bytes,
+        max_concurrency=concurrency,
+        engine_gpu_blocks=engine_blocks,
+        engine_kv_tokens=engine_blocks * block_size_tokens,
+        engine_available_kv_bytes=max(pool_bytes, 0.0),
+        engine_max_concurrency=engine_concurrency,
+        sliding_window=model.sliding_window,
+        notes=notes,
+    )
+
+
+def binding_stage(breakdowns: list[MemoryBreakdown]) -> MemoryBreakdown:
+    """The stage with the fewest sequences (then blocks, then pool): engines size every stage's
+    pool alike and take the minimum over workers."""
+    return min(breakdowns, key=lambda m: (m.max_concurrency, m.kv_blocks_per_gpu, m.kv_pool_bytes_per_gpu, m.stage))

@@ -28,6 +28,7 @@ the first stage the embedding and the last the lm_head (vLLM `get_pp_indices`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,10 @@ class QuantScheme:
     groups: frozenset[str]  # subset of LINEAR_GROUPS the format applies to
     bytes_per_param: float  # including block / group scales
     origin: str  # where it was read: "config.json quantization_config (fp8)", ...
+    excluded: frozenset[tuple[int, str]] = frozenset()  # (layer, group) pairs left in 16 bits
+
+    def applies(self, group: str, layer: int) -> bool:
+        return group in self.groups and (layer, group) not in self.excluded
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,11 +243,13 @@ def weight_scheme(model: ModelArch, weight_dtype: str) -> QuantScheme:
     )
 
 
-def _group_bytes(groups: Mapping[str, float], scheme: QuantScheme) -> float:
+def group_bytes(groups: Mapping[str, float], scheme: QuantScheme, layer: int, expert_scale: float = 1.0) -> float:
+    """Bytes of one layer's parameter groups under `scheme`; routed experts scaled by
+    `expert_scale` (an engine's padding of expert weights)."""
     total = 0.0
     for name, params in groups.items():
-        per = scheme.bytes_per_param if name in scheme.groups else DTYPE_BYTES[SIXTEEN_BIT]
-        total += params * per
+        per = scheme.bytes_per_param if scheme.applies(name, layer) else DTYPE_BYTES[SIXTEEN_BIT]
+        total += params * per * (expert_scale if name == "experts" else 1.0)
     return total
 
 
@@ -261,13 +268,16 @@ class StageWeights:
         return self.layer_bytes + self.embedding_bytes + self.lm_head_bytes
 
 
-def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str) -> list[StageWeights]:
-    """Weight bytes per GPU for every pipeline stage, at TP degree `tp`."""
+def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> list[StageWeights]:
+    """Weight bytes per GPU for every pipeline stage, at TP degree `tp`.
+
+    Routed experts are split across the TP group (or, identically in bytes, across an expert-
+    parallel group of the same size: E / ep whole experts instead of every expert / tp)."""
     scheme = weight_scheme(model, weight_dtype)
     sixteen = DTYPE_BYTES[SIXTEEN_BIT]
     out = []
     for s, layers in enumerate(model.stage_layers(pp)):
-        layer_bytes = sum(_group_bytes(model.layer_params(i, tp), scheme) for i in layers)
+        layer_bytes = sum(group_bytes(model.layer_params(i, tp), scheme, i, expert_scale) for i in layers)
         emb = model.embedding_params(tp) * sixteen if s == 0 else 0.0
         head = 0.0
         if s == pp - 1:
@@ -282,9 +292,9 @@ def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str) -> list
     return out
 
 
-def weight_bytes_per_gpu(model: ModelArch, tp: int, pp: int, weight_dtype: str) -> float:
+def weight_bytes_per_gpu(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> float:
     """Weight bytes on the most loaded GPU (the binding stage), at TP `tp` and PP `pp`."""
-    return max(s.total_bytes for s in stage_weights(model, tp, pp, weight_dtype))
+    return max(s.total_bytes for s in stage_weights(model, tp, pp, weight_dtype, expert_scale))
 
 
 def total_weight_bytes(model: ModelArch, weight_dtype: str) -> float:
@@ -503,25 +513,63 @@ def arch_from_config(
     )
 
 
-def _excluded_groups(patterns: Any) -> set[str]:
-    """Parameter groups named by a modules_to_not_convert / exclude_modules / ignore list."""
-    out: set[str] = set()
+_ATTENTION = frozenset({"attention", "attention_kv", "attention_rep"})
+_LAYER_PATTERN = re.compile(r"(?:^|\.)layers\.(\d+)(?:\.(.*))?$")
+
+
+def _groups_named(rest: str) -> frozenset[str]:
+    """Parameter groups a module path inside a layer names ("self_attn", "mlp", "mlp.experts", ...)."""
+    if not rest:
+        return LINEAR_GROUPS
+    if "self_attn" in rest or rest == "attn" or rest.startswith("attn.") or ".attn" in rest:
+        return _ATTENTION
+    if "shared_expert" in rest:
+        return frozenset({"shared_experts"})
+    if "experts" in rest:
+        return frozenset({"experts"})
+    if rest in ("mlp", "block_sparse_moe", "feed_forward"):
+        return frozenset({"mlp", "experts", "shared_experts"})
+    if rest.startswith(("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")):
+        return frozenset({"mlp"})
+    return frozenset()  # norms, routers (mlp.gate): never quantised anyway
+
+
+def _excluded_groups(patterns: Any) -> tuple[set[str], set[tuple[int, str]]]:
+    """Groups a modules_to_not_convert / exclude_modules / ignore list leaves unquantised:
+    (groups excluded in every layer, (layer, group) pairs excluded in one layer)."""
+    everywhere: set[str] = set()
+    per_layer: set[tuple[int, str]] = set()
     if not isinstance(patterns, list):
-        return out
+        return everywhere, per_layer
     for p in patterns:
-        p = str(p)
+        p = str(p).removesuffix(".weight")
+        match = _LAYER_PATTERN.search(p)
+        if match:
+            for g in _groups_named(match.group(2) or ""):
+                per_layer.add((int(match.group(1)), g))
+            continue
         if "self_attn" in p or p.endswith(".attn") or ".attn." in p:
-            out |= {"attention", "attention_kv", "attention_rep"}
+            everywhere |= _ATTENTION
         if "shared_expert" in p:
-            out.add("shared_experts")
+            everywhere.add("shared_experts")
         elif ".experts" in p:
-            out.add("experts")
-    return out
+            everywhere.add("experts")
+    return everywhere, per_layer
 
 
 def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme | None, str | None, str | None]:
     """Weight format from config.json `quantization_config` or ModelOpt's hf_quant_config.json."""
     kv_quant = None
+
+    def scheme(dtype: str, per: float, origin: str, everywhere: set[str], per_layer: set[tuple[int, str]], only: frozenset[str] = LINEAR_GROUPS) -> QuantScheme:
+        return QuantScheme(
+            dtype=dtype,
+            groups=frozenset((only & LINEAR_GROUPS) - everywhere),
+            bytes_per_param=per,
+            origin=origin,
+            excluded=frozenset(per_layer),
+        )
+
     if isinstance(hf_quant, Mapping) and isinstance(hf_quant.get("quantization"), Mapping):
         q = hf_quant["quantization"]
         algo = str(q.get("quant_algo") or "").upper()
@@ -529,26 +577,25 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
             kv_quant = "fp8"
         dtype = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_AWQ": "int4", "W4A8_AWQ": "int4", "INT8_SQ": "int8"}.get(algo)
         if dtype:
-            groups = LINEAR_GROUPS - _excluded_groups(q.get("exclude_modules"))
-            return (
-                QuantScheme(dtype=dtype, groups=frozenset(groups), bytes_per_param=DTYPE_BYTES[dtype], origin=f"hf_quant_config.json quant_algo {algo}"),
-                kv_quant,
-                None,
-            )
+            everywhere, per_layer = _excluded_groups(q.get("exclude_modules"))
+            return scheme(dtype, DTYPE_BYTES[dtype], f"hf_quant_config.json quant_algo {algo}", everywhere, per_layer), kv_quant, None
     if not isinstance(qc, Mapping):
         return None, kv_quant, None
     method = str(qc.get("quant_method") or "").lower()
-    excluded = _excluded_groups(qc.get("modules_to_not_convert") or qc.get("ignore") or qc.get("ignored_layers"))
-    groups = frozenset(LINEAR_GROUPS - excluded)
-    if method == "fp8":
+    everywhere, per_layer = _excluded_groups(qc.get("modules_to_not_convert") or qc.get("ignore") or qc.get("ignored_layers"))
+    if method in ("fp8", "fbgemm_fp8"):
         block = qc.get("weight_block_size")
         per = DTYPE_BYTES["fp8"]
         if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
             per += 4.0 / (block[0] * block[1])  # one fp32 scale per block
-        return QuantScheme(dtype="fp8", groups=groups, bytes_per_param=per, origin="config.json quantization_config fp8"), kv_quant, None
+        return scheme("fp8", per, f"config.json quantization_config {method}", everywhere, per_layer), kv_quant, None
     if method == "mxfp4":
         # vLLM's Mxfp4Config quantises fused-MoE expert weights only; linear layers stay 16-bit.
-        return QuantScheme(dtype="mxfp4", groups=groups & {"experts"}, bytes_per_param=DTYPE_BYTES["mxfp4"], origin="config.json quantization_config mxfp4"), kv_quant, None
+        return (
+            scheme("mxfp4", DTYPE_BYTES["mxfp4"], "config.json quantization_config mxfp4", everywhere, per_layer, frozenset({"experts"})),
+            kv_quant,
+            None,
+        )
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = int(qc.get("bits") or qc.get("w_bit") or 4)
         group = int(qc.get("group_size") or qc.get("q_group_size") or 128)
@@ -556,20 +603,27 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
             group = 10**9
         if bits == 4:
             per = (group * 4 + 16 + 4) / group / 8  # 4-bit values + fp16 scale + 4-bit zero per group
-            return QuantScheme(dtype="int4", groups=groups, bytes_per_param=per, origin=f"config.json quantization_config {method} {bits}-bit g{group}"), kv_quant, None
+            return scheme("int4", per, f"config.json quantization_config {method} {bits}-bit g{group}", everywhere, per_layer), kv_quant, None
         if bits == 8:
             per = (group * 8 + 16) / group / 8
-            return QuantScheme(dtype="int8", groups=groups, bytes_per_param=per, origin=f"config.json quantization_config {method} 8-bit g{group}"), kv_quant, None
+            return scheme("int8", per, f"config.json quantization_config {method} 8-bit g{group}", everywhere, per_layer), kv_quant, None
     if method == "compressed-tensors":
         fmt = str(qc.get("format") or "")
-        dtype = {"float-quantized": "fp8", "naive-quantized": "int8", "int-quantized": "int8", "pack-quantized": "int4", "nvfp4-pack-quantized": "nvfp4", "mxfp4-pack-quantized": "mxfp4"}.get(fmt)
+        dtype = {
+            "float-quantized": "fp8",
+            "naive-quantized": "int8",
+            "int-quantized": "int8",
+            "pack-quantized": "int4",
+            "nvfp4-pack-quantized": "nvfp4",
+            "mxfp4-pack-quantized": "mxfp4",
+        }.get(fmt)
         kv_scheme = qc.get("kv_cache_scheme")
         if isinstance(kv_scheme, Mapping) and kv_scheme.get("num_bits") == 8:
             kv_quant = "fp8"
         if dtype:
-            return QuantScheme(dtype=dtype, groups=groups, bytes_per_param=DTYPE_BYTES[dtype], origin=f"config.json compressed-tensors {fmt}"), kv_quant, None
+            return scheme(dtype, DTYPE_BYTES[dtype], f"config.json compressed-tensors {fmt}", everywhere, per_layer), kv_quant, None
     if method == "bitsandbytes":
         dtype = "int4" if qc.get("load_in_4bit") else "int8"
-        return QuantScheme(dtype=dtype, groups=groups, bytes_per_param=DTYPE_BYTES[dtype], origin="config.json bitsandbytes"), kv_quant, None
+        return scheme(dtype, DTYPE_BYTES[dtype], "config.json bitsandbytes", everywhere, per_layer), kv_quant, None
     return None, kv_quant, f"quantization_config quant_method {method!r} not modelled: weights counted at 16 bits"
 

@@ -1,42 +1,86 @@
-"""Step-time model: prefill time of a prompt and decode step time of a batch, per replica.
+"""Step-time model: the time of one engine step of a replica (decode, prefill, or both mixed), for
+many candidate configurations at once (numpy arrays, one element per candidate).
+Units: seconds, bytes, FLOPs, tokens.
 
-A roofline with named efficiency factors from the GPU catalog (`efficiency:` in gpus.yaml),
-evaluated for many candidate configurations at once (numpy arrays, one element per candidate).
-Units: seconds, bytes, FLOPs.
+A replica is `tp x dp x pp` GPUs (Layout): attention tensor-parallel over `tp`, data-parallel over
+`dp` attention ranks (DeepSeek-style attention DP), `pp` pipeline stages; the routed experts of a
+MoE layer are spread over the `tp x dp` GPUs of a stage, `ep` of them holding whole experts (expert
+parallelism) and each expert split `tp x dp / ep` ways. Every achieved rate is a datasheet figure
+times a named efficiency factor (sizer/efficiency.py, fitted by sizer/calibrate.py).
 
-Decode step of a microbatch of b sequences on one pipeline stage:
+Decode step of B sequences at mean context c (pp microbatches of B/pp, each crossing every stage;
+per data-parallel rank b = B / (pp dp) sequences; T = B / pp tokens through each MoE layer):
 
-    t_mem   = (weight bytes read + b x mean context x KV bytes/token/GPU) / (HBM bandwidth x hbm_fraction)
-              weight bytes read = non-expert shard + expert shard x P(expert touched by the batch)
-              P(expert touched) = 1 - (1 - top_k / E)^b                 (MoE: only routed experts are read)
-    t_flops = b x (2 x active params/GPU + 4 x layers x heads/GPU x head_dim x context) / (peak x compute_fraction)
-    t_comm  = 2 all-reduces per layer x (latency + 2 (tp-1)/tp x b x hidden x 2 B / (link x link_fraction))
-    t_stage = max(t_mem, t_flops) + t_comm
+    t_mem   = dense weight bytes / (HBM x hbm_bandwidth_fraction)
+            + expert bytes x P(touched) / (HBM x expert_bandwidth_fraction)
+              P(touched) = 1 - (1 - top_k / E)^T          only the experts a batch routes to are read
+            + b x KV bytes(c) / (HBM x kv_bandwidth_fraction)          sliding layers capped at the window
+    t_comp  = (b x dense FLOPs/token + T x expert FLOPs/token / (tp dp)) / (peak x compute_fraction)
+            + b x attention FLOPs(c) / (bf16 peak x attention_compute_fraction)
+    t_comm  = TP all-reduces (2 per layer; 1 when the MLP is a MoE with DP or EP) over the link:
+              latency + 2 (tp-1)/tp x b x hidden x 2 B / (link x link_bandwidth_fraction)
+            + expert-parallel all-to-all (dispatch + combine per MoE layer) when dp or ep > 1:
+              latency + (tokens per GPU) x top_k x hidden x 2 B x (G-1)/G / achieved link
+    stage   = max(t_mem, t_comp) + t_comm
+    step    = pp x stage + (pp-1) point-to-point sends + step_overhead + b x sequence_overhead
 
-With pipeline parallelism the batch B runs as pp microbatches of B/pp, each crossing every stage:
-time per output token = pp x t_stage(B/pp) + (pp-1) x p2p + step overhead.
+Prefill of one prompt of P tokens (through every stage; PP does not shorten it):
 
-Prefill of a prompt of P tokens: 2 x active params x P FLOPs plus causal attention
-(2 x layers x heads x head_dim x P^2), compute bound at any realistic P, plus the same
-all-reduces on P x hidden activations, plus one read of the weights.
+    FLOPs   = P x (dense + expert FLOPs/token) + P^2 / 2 x causal attention FLOPs/token^2
+    time    = max(FLOPs / achieved peak, every weight byte once / achieved HBM) + all-reduces of
+              P x hidden activations + p2p + step overhead
 
-This is the first, documented model; efficiency factors are catalog fields so that a calibration
-can replace them without touching code.
+Mixed steps (chunked prefill, or in-flight batching of whole prompts): when prompt tokens arrive
+at a rate r (tokens/s) and share steps with decode, a step lasts
+
+    t = max(t_mem + R, (t_comp + R) / (1 - r x c_p))      c_p: compute seconds per prompt token,
+                                                           R: communication and overheads
+i.e. prompt FLOPs hide under the weight reads of a memory-bound step, and stretch a compute-bound
+one in proportion to their share.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
 from .catalog import Gpu
-from .model import ModelArch, stage_weights, weight_scheme
+from .efficiency import FACTORS, EfficiencyTable, Factors, architecture_of, efficiency_table
 from .memory import kv_bytes_per_token_per_layer
+from .model import ModelArch, stage_weights, weight_scheme
 from .units import COMPUTE_FIELD, DTYPE_BYTES
 
 ACT_BYTES = DTYPE_BYTES["bf16"]  # activations travel in 16-bit
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    """How one replica's GPUs are arranged. GPUs = tp x dp x pp."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1  # attention data-parallel ranks (each holds its own sequences' KV)
+    ep: int = 1  # expert-parallel degree inside the tp x dp MoE group
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.dp * self.pp
+
+    @property
+    def moe_group(self) -> int:
+        return self.tp * self.dp
+
+    def label(self) -> str:
+        parts = [f"tp={self.tp}"]
+        if self.dp > 1:
+            parts.append(f"dp={self.dp}")
+        if self.ep > 1:
+            parts.append(f"ep={self.ep}")
+        if self.pp > 1:
+            parts.append(f"pp={self.pp}")
+        return " ".join(parts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,71 +90,148 @@ class StageShape:
     layers: int
     attention_layers_full: int
     attention_layers_sliding: int
+    moe_layers: int  # MoE layers on the binding stage
+    total_moe_layers: int
     dense_weight_bytes: float  # everything but routed experts, incl. embedding / lm_head on edge stages
-    expert_weight_bytes: float  # all routed experts of the stage on this GPU
-    flops_per_token: float  # 2 x active parameters on this GPU (routed experts at top_k / E)
-    total_flops_per_token: float  # summed over all stages (one token through the whole model)
-    attn_flops_per_ctx_token: float  # per token, per context token, all layers of the stage
-    total_attn_flops_per_ctx_token: float
-    kv_bytes_per_token: float  # this GPU, one layer, times layers separately below
-    kv_bytes_per_token_per_layer: float
-    all_weight_bytes: float  # summed over stages, one GPU's share of each
+    expert_weight_bytes: float  # this GPU's share of the stage's routed experts
+    dense_flops_per_token: float  # 2 x non-expert parameters on this GPU (+ lm_head on the last stage)
+    expert_flops_per_token: float  # 2 x routed parameters one token passes through on the stage, whole (not per GPU)
+    total_dense_flops_per_token: float  # summed over all stages
+    total_expert_flops_per_token: float
+    attn_flops_per_ctx_token: float  # decode: per query token, per context token, all layers of the stage, this GPU
+    total_prefill_attn_flops_per_ctx_token: float  # prefill (unabsorbed MLA), all layers, this GPU
+    kv_bytes_per_token_per_layer: float  # this GPU
+    all_dense_weight_bytes: float  # summed over stages, one GPU's share of each
+    all_expert_weight_bytes: float
+    dense_compute_format: str  # the format the non-expert GEMMs compute in
+    expert_compute_format: str
 
 
-@lru_cache(maxsize=4096)
-def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype: str) -> StageShape:
+def _kv_format(kv_dtype: str):
+    """A KV label as candidates carry it: "fp8", or "q8_0/q4_0" (llama.cpp's K and V types)."""
+    if "/" in kv_dtype:
+        from .memory import KvFormat
+
+        k, v = kv_dtype.split("/", 1)
+        return KvFormat(k, v)
+    return kv_dtype
+
+
+def _format_of(weight_dtype: str, applies: bool) -> str:
+    return COMPUTE_FIELD.get(weight_dtype, "bf16") if applies else "bf16"
+
+
+@lru_cache(maxsize=8192)
+def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype: str, dp: int = 1, ep: int = 1) -> StageShape:
     scheme = weight_scheme(model, weight_dtype)
     stages = stage_weights(model, tp, pp, weight_dtype)
     binding = max(range(pp), key=lambda s: stages[s].total_bytes)
     layer_ranges = model.stage_layers(pp)
+    group = tp * dp
 
-    def split(layers: range) -> tuple[float, float, float]:
-        dense = experts = flops = 0.0
+    def per(name: str, layer: int) -> float:
+        applies = scheme.applies(name, layer) if hasattr(scheme, "applies") else name in scheme.groups
+        return scheme.bytes_per_param if applies else DTYPE_BYTES["bf16"]
+
+    def split(layers: range) -> tuple[float, float, float, float, int]:
+        dense = experts = dense_flops = expert_flops = 0.0
+        moe = 0
         for i in layers:
             for name, params in model.layer_params(i, tp).items():
-                per = scheme.bytes_per_param if name in scheme.groups else DTYPE_BYTES["bf16"]
                 if name == "experts":
-                    experts += params * per
-                    flops += 2 * params * model.num_experts_per_tok / model.num_experts
+                    whole = params * tp  # layer_params splits experts by tp: undo, then spread over the group
+                    experts += whole * per(name, i) / group
+                    expert_flops += 2 * whole * model.num_experts_per_tok / model.num_experts
+                    moe += 1
                 else:
-                    dense += params * per
-                    flops += 2 * params
-        return dense, experts, flops
+                    dense += params * per(name, i)
+                    dense_flops += 2 * params
+        return dense, experts, dense_flops, expert_flops, moe
 
     heads_per_gpu = model.num_attention_heads / tp
     if model.is_mla:
-        attn_dim = model.kv_lora_rank + model.qk_rope_head_dim  # absorbed MLA: scores and values in latent space
+        # decode runs absorbed MLA: scores and values in the latent space (kv_lora_rank + rope)
+        decode_dim = model.kv_lora_rank + model.qk_rope_head_dim
+        qk = model.qk_nope_head_dim + model.qk_rope_head_dim
+        prefill_per_head = 2 * qk + 2 * model.v_head_dim  # prefill: full heads, QK^T over qk dims, PV over v
     else:
-        attn_dim = model.head_dim
-    per_layer_attn = 4 * heads_per_gpu * attn_dim  # QK^T and PV, 2 FLOPs per multiply-add each
+        decode_dim = model.head_dim
+        prefill_per_head = 4 * model.head_dim
+    decode_attn = 4 * heads_per_gpu * decode_dim  # QK^T and PV, 2 FLOPs per multiply-add each
 
-    d, e, fl = split(layer_ranges[binding])
-    edge = stages[binding].embedding_bytes + stages[binding].lm_head_bytes
     lm_head_flops = 2 * model.vocab_size * model.hidden_size / tp
-    total_flops = sum(split(r)[2] for r in layer_ranges) + lm_head_flops
+    d, e, dfl, efl, moe = split(layer_ranges[binding])
+    parts = [split(r) for r in layer_ranges]
+    edge = stages[binding].embedding_bytes + stages[binding].lm_head_bytes
+    all_edges = sum(s.embedding_bytes + s.lm_head_bytes for s in stages)
     sliding = sum(1 for i in layer_ranges[binding] if model.layer_types[i] == "sliding")
+    dense_applies = any(g in scheme.groups for g in ("attention", "mlp"))
     return StageShape(
         layers=len(layer_ranges[binding]),
         attention_layers_full=len(layer_ranges[binding]) - sliding,
         attention_layers_sliding=sliding,
+        moe_layers=moe,
+        total_moe_layers=sum(p[4] for p in parts),
         dense_weight_bytes=d + edge,
         expert_weight_bytes=e,
-        flops_per_token=fl + (lm_head_flops if binding == pp - 1 else 0.0),
-        total_flops_per_token=total_flops,
-        attn_flops_per_ctx_token=per_layer_attn * len(layer_ranges[binding]),
-        total_attn_flops_per_ctx_token=per_layer_attn * model.num_hidden_layers,
-        kv_bytes_per_token=kv_bytes_per_token_per_layer(model, kv_dtype, tp) * len(layer_ranges[binding]),
-        kv_bytes_per_token_per_layer=kv_bytes_per_token_per_layer(model, kv_dtype, tp),
-        all_weight_bytes=sum(s.total_bytes for s in stages),
+        dense_flops_per_token=dfl + (lm_head_flops if binding == pp - 1 else 0.0),
+        expert_flops_per_token=efl,
+        total_dense_flops_per_token=sum(p[2] for p in parts) + lm_head_flops,
+        total_expert_flops_per_token=sum(p[3] for p in parts),
+        attn_flops_per_ctx_token=decode_attn * len(layer_ranges[binding]),
+        total_prefill_attn_flops_per_ctx_token=prefill_per_head * heads_per_gpu * model.num_hidden_layers,
+        kv_bytes_per_token_per_layer=kv_bytes_per_token_per_layer(model, _kv_format(kv_dtype), tp),
+        all_dense_weight_bytes=sum(p[0] for p in parts) + all_edges,
+        all_expert_weight_bytes=sum(p[1] for p in parts),
+        dense_compute_format=_format_of(weight_dtype, dense_applies),
+        expert_compute_format=_format_of(weight_dtype, "experts" in scheme.groups),
     )
 
 
 def compute_flops_per_s(gpu: Gpu, weight_dtype: str) -> float:
     """Dense peak FLOP/s for the format this weight dtype computes in on `gpu`; bf16 when the
     device lacks the format (weight-only formats dequantise to bf16)."""
-    fmt = COMPUTE_FIELD.get(weight_dtype, "bf16")
+    return _peak(gpu, COMPUTE_FIELD.get(weight_dtype, "bf16"))
+
+
+def _peak(gpu: Gpu, fmt: str) -> float:
     value = gpu.dense_flops_per_s.get(fmt)
     return float(value if value is not None else gpu.dense_flops_per_s["bf16"])
+
+
+# Per-candidate arrays; the factor arrays are named after the efficiency factors.
+_SHAPE_FIELDS = (
+    "tp",
+    "pp",
+    "dp",
+    "ep",
+    "hidden",
+    "layers",
+    "total_layers",
+    "full_layers",
+    "sliding_layers",
+    "sliding_window",
+    "moe_layers",
+    "total_moe_layers",
+    "dense_weight_bytes",
+    "expert_weight_bytes",
+    "num_experts",
+    "top_k",
+    "dense_flops_per_token",
+    "expert_flops_per_token",
+    "total_dense_flops_per_token",
+    "total_expert_flops_per_token",
+    "attn_flops_per_ctx",
+    "total_prefill_attn_flops_per_ctx",
+    "kv_bytes_per_token_per_layer",
+    "all_dense_weight_bytes",
+    "all_expert_weight_bytes",
+    "hbm_peak_bytes_per_s",
+    "dense_peak_flops_per_s",
+    "expert_peak_flops_per_s",
+    "bf16_peak_flops_per_s",
+    "link_peak_bytes_per_s",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,27 +240,48 @@ class StepModel:
 
     tp: np.ndarray
     pp: np.ndarray
+    dp: np.ndarray
+    ep: np.ndarray
     hidden: np.ndarray
     layers: np.ndarray  # on the binding stage
     total_layers: np.ndarray
     full_layers: np.ndarray
     sliding_layers: np.ndarray
     sliding_window: np.ndarray
+    moe_layers: np.ndarray
+    total_moe_layers: np.ndarray
     dense_weight_bytes: np.ndarray
     expert_weight_bytes: np.ndarray
     num_experts: np.ndarray
     top_k: np.ndarray
-    flops_per_token: np.ndarray
-    total_flops_per_token: np.ndarray
+    dense_flops_per_token: np.ndarray
+    expert_flops_per_token: np.ndarray
+    total_dense_flops_per_token: np.ndarray
+    total_expert_flops_per_token: np.ndarray
     attn_flops_per_ctx: np.ndarray
-    total_attn_flops_per_ctx: np.ndarray
+    total_prefill_attn_flops_per_ctx: np.ndarray
     kv_bytes_per_token_per_layer: np.ndarray
-    all_weight_bytes: np.ndarray
-    hbm_bytes_per_s: np.ndarray  # achieved (datasheet x efficiency)
-    flops_per_s: np.ndarray  # achieved
-    link_bytes_per_s: np.ndarray  # achieved
+    all_dense_weight_bytes: np.ndarray
+    all_expert_weight_bytes: np.ndarray
+    hbm_peak_bytes_per_s: np.ndarray
+    dense_peak_flops_per_s: np.ndarray
+    expert_peak_flops_per_s: np.ndarray
+    bf16_peak_flops_per_s: np.ndarray
+    link_peak_bytes_per_s: np.ndarray
+    # efficiency factors (sizer/efficiency.py), one value per candidate
+    hbm_bandwidth_fraction: np.ndarray
+    expert_bandwidth_fraction: np.ndarray
+    kv_bandwidth_fraction: np.ndarray
+    compute_fraction: np.ndarray
+    attention_compute_fraction: np.ndarray
+    link_bandwidth_fraction: np.ndarray
+    burst_fraction: np.ndarray
     link_latency_s: np.ndarray
     step_overhead_s: np.ndarray
+    sequence_overhead_s: np.ndarray
+    request_overhead_s: np.ndarray
+    prefill_layer_overhead_s: np.ndarray
+    admission_steps: np.ndarray
 
     @property
     def size(self) -> int:
@@ -149,16 +291,55 @@ class StepModel:
         idx = np.asarray(index)
         return StepModel(**{name: getattr(self, name)[idx] for name in self.__dataclass_fields__})
 
+    def with_factors(self, **arrays: np.ndarray) -> "StepModel":
+        """The same candidates under other efficiency factors (used by the calibration)."""
+        return replace(self, **{k: np.broadcast_to(np.asarray(v, dtype=float), self.tp.shape).copy() for k, v in arrays.items()})
+
+    # -- achieved rates ----------------------------------------------------------------------
+    @property
+    def _dense_bw(self) -> np.ndarray:
+        return self.hbm_peak_bytes_per_s * self.hbm_bandwidth_fraction
+
+    @property
+    def _expert_bw(self) -> np.ndarray:
+        return self.hbm_peak_bytes_per_s * self.expert_bandwidth_fraction
+
+    @property
+    def _kv_bw(self) -> np.ndarray:
+        return self.hbm_peak_bytes_per_s * self.kv_bandwidth_fraction
+
+    @property
+    def _link_bw(self) -> np.ndarray:
+        return self.link_peak_bytes_per_s * self.link_bandwidth_fraction
+
+    @property
+    def _attn_flops(self) -> np.ndarray:
+        return self.bf16_peak_flops_per_s * self.attention_compute_fraction
+
+    @property
+    def _moe_comm(self) -> np.ndarray:
+        """True where MoE layers exchange tokens by all-to-all (attention DP or expert parallelism)."""
+        return (self.num_experts > 0) & ((self.dp > 1) | (self.ep > 1))
+
     # -- pieces ------------------------------------------------------------------------------
-    def _allreduce_s(self, tokens: np.ndarray, layers: np.ndarray) -> np.ndarray:
-        """Two ring all-reduces per layer of tokens x hidden 16-bit activations, over TP."""
+    def _tp_allreduce_s(self, tokens: np.ndarray, layers: np.ndarray, moe_layers: np.ndarray) -> np.ndarray:
+        """Ring all-reduces over TP of tokens x hidden 16-bit activations: after attention and
+        after the MLP of every layer, except MoE layers whose tokens move by all-to-all instead."""
         tp = self.tp
         ring = np.where(tp > 1, 2 * (tp - 1) / tp, 0.0)
-        per = np.where(tp > 1, self.link_latency_s, 0.0) + ring * tokens * self.hidden * ACT_BYTES / self.link_bytes_per_s
-        return 2 * layers * per
+        per = np.where(tp > 1, self.link_latency_s, 0.0) + ring * tokens * self.hidden * ACT_BYTES / self._link_bw
+        count = 2 * layers - np.where(self._moe_comm, moe_layers, 0.0)
+        return count * per
+
+    def _alltoall_s(self, tokens_per_gpu: np.ndarray, moe_layers: np.ndarray) -> np.ndarray:
+        """Expert-parallel dispatch and combine of each MoE layer (top_k copies of each token)."""
+        g = self.tp * self.dp
+        share = np.where(g > 1, (g - 1) / np.maximum(g, 1), 0.0)
+        per = self.link_latency_s + tokens_per_gpu * self.top_k * self.hidden * ACT_BYTES * share / self._link_bw
+        return np.where(self._moe_comm, 2 * moe_layers * per, 0.0)
 
     def _p2p_s(self, tokens: np.ndarray) -> np.ndarray:
-        hop = self.link_latency_s + tokens * self.hidden * ACT_BYTES / self.link_bytes_per_s
+        hop = self.link_latency_s + tokens * self.hidden * ACT_BYTES / self._link_bw
         return (self.pp - 1) * hop
 
     def _expert_fraction(self, tokens: np.ndarray) -> np.ndarray:
@@ -173,69 +354,220 @@ class StepModel:
         return self.full_layers * context + self.sliding_layers * capped
 
     # -- decode --------------------------------------------------------------------------------
+    def _stage_parts(self, micro: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(weight-read time, GEMM time, attention time, communication time) of one microbatch of
+        `micro` sequences on the binding stage. GEMMs stream the weights: the two overlap (a
+        roofline, max of the two). Decode attention is its own kernel reading the KV cache:
+        max(KV bytes / achieved bandwidth, attention FLOPs / achieved peak), after the GEMMs."""
+        b = micro / self.dp  # sequences per attention rank
+        kv_ctx = self._kv_context(context)
+        t_weights = self.dense_weight_bytes / self._dense_bw + self.expert_weight_bytes * self._expert_fraction(micro) / self._expert_bw
+        t_gemm = b * self.dense_flops_per_token / (self.dense_peak_flops_per_s * self.compute_fraction) + micro * self.expert_flops_per_token / (
+            self.tp * self.dp
+        ) / (self.expert_peak_flops_per_s * self.compute_fraction)
+        attn_ctx = np.where(self.layers > 0, kv_ctx / np.maximum(self.layers, 1), 0.0)
+        t_attn = np.maximum(b * kv_ctx * self.kv_bytes_per_token_per_layer / self._kv_bw, b * self.attn_flops_per_ctx * attn_ctx / self._attn_flops)
+        t_comm = self._tp_allreduce_s(b, self.layers, self.moe_layers) + self._alltoall_s(micro / (self.tp * self.dp), self.moe_layers)
+        return t_weights, t_gemm, t_attn, t_comm
+
     def stage_decode_s(self, batch: np.ndarray, context: np.ndarray) -> np.ndarray:
         """One decode step of `batch` sequences at mean `context` tokens on the binding stage."""
-        batch = np.asarray(batch, dtype=float)
-        weights = self.dense_weight_bytes + self.expert_weight_bytes * self._expert_fraction(batch)
-        kv = batch * self._kv_context(context) * self.kv_bytes_per_token_per_layer
-        t_mem = (weights + kv) / self.hbm_bytes_per_s
-        attn_ctx = np.where(self.layers > 0, self._kv_context(context) / np.maximum(self.layers, 1), 0.0)
-        t_flops = batch * (self.flops_per_token + self.attn_flops_per_ctx * attn_ctx) / self.flops_per_s
-        return np.maximum(t_mem, t_flops) + self._allreduce_s(batch, self.layers)
+        t_w, t_g, t_a, t_comm = self._stage_parts(np.asarray(batch, dtype=float), context)
+        return np.maximum(t_w, t_g) + t_a + t_comm
+
+    def step_parts(self, batch: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(weight-read time, GEMM time, the rest) of one decode step of the whole replica: the
+        step is max(weights, GEMMs) + rest; rest holds attention, communication and overheads."""
+        batch = np.maximum(np.asarray(batch, dtype=float), 1.0)
+        micro = np.maximum(batch / self.pp, 1.0)
+        t_w, t_g, t_a, t_comm = self._stage_parts(micro, context)
+        rest = self.pp * (t_a + t_comm) + self._p2p_s(micro) + self.step_overhead_s + self.sequence_overhead_s * batch / self.dp
+        return self.pp * t_w, self.pp * t_g, rest
+
+    def decode_parts(self, batch: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Alias of step_parts (weights, GEMMs, rest)."""
+        return self.step_parts(batch, context)
 
     def decode_step_s(self, batch: np.ndarray, context: np.ndarray) -> np.ndarray:
         """Time between output tokens of a running batch of `batch` sequences (no prefill mixed in)."""
-        batch = np.maximum(np.asarray(batch, dtype=float), 1.0)
-        micro = np.maximum(batch / self.pp, 1.0)
-        return self.pp * self.stage_decode_s(micro, context) + self._p2p_s(micro) + self.step_overhead_s
+        t_w, t_g, rest = self.step_parts(batch, context)
+        return np.maximum(t_w, t_g) + rest
 
     # -- prefill -------------------------------------------------------------------------------
     def prefill_s(self, prompt_tokens: np.ndarray) -> np.ndarray:
         """Time to prefill one prompt alone, through every stage (PP does not shorten it)."""
         p = np.asarray(prompt_tokens, dtype=float)
-        flops = p * self.total_flops_per_token + 0.5 * self.total_attn_flops_per_ctx * p * p
-        t = np.maximum(flops / self.flops_per_s, self.all_weight_bytes / self.hbm_bytes_per_s)
-        return t + self._allreduce_s(p, self.total_layers) + self._p2p_s(p) + self.step_overhead_s
+        weights = self.all_dense_weight_bytes / self._dense_bw + self.all_expert_weight_bytes * self._expert_fraction(p) / self._expert_bw
+        gemm = p * (
+            self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self.compute_fraction)
+            + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self.compute_fraction)
+        )
+        t = np.maximum(gemm, weights) + 0.5 * self.total_prefill_attn_flops_per_ctx * p * p / self._attn_flops
+        comm = self._tp_allreduce_s(p, self.total_layers, self.total_moe_layers) + self._alltoall_s(p / (self.tp * self.dp), self.total_moe_layers)
+        return t + comm + self._p2p_s(p) + self.step_overhead_s + self.total_layers * self.prefill_layer_overhead_s
+
+    def prefill_token_parts(self, mean_prompt_tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Replica seconds per prompt token when prefill shares steps with decode, split into
+        (GEMM time, which overlaps the step's weight reads, and the rest: attention at half the
+        prompt length and the activations' communication without latency terms). With attention
+        DP the dense and attention part runs on one rank while the others do their own: 1/dp."""
+        p = np.asarray(mean_prompt_tokens, dtype=float)
+        dense = self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self.compute_fraction)
+        attn = 0.5 * self.total_prefill_attn_flops_per_ctx * p / self._attn_flops
+        expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self.compute_fraction)
+        ring = np.where(self.tp > 1, 2 * (self.tp - 1) / self.tp, 0.0)
+        count = 2 * self.total_layers - np.where(self._moe_comm, self.total_moe_layers, 0.0)
+        comm = count * ring * self.hidden * ACT_BYTES / self._link_bw
+        g = self.tp * self.dp
+        a2a = np.where(self._moe_comm, 2 * self.total_moe_layers * self.top_k * self.hidden * ACT_BYTES * (g - 1) / np.maximum(g, 1) / g / self._link_bw, 0.0)
+        return dense / self.dp + expert, (attn + comm) / self.dp + a2a
 
     def prefill_per_token_s(self, mean_prompt_tokens: np.ndarray) -> np.ndarray:
-        """Marginal GPU time per prompt token when prefill shares steps with decode (chunked)."""
-        p = np.asarray(mean_prompt_tokens, dtype=float)
-        flops = self.total_flops_per_token + 0.5 * self.total_attn_flops_per_ctx * p
-        comm = self._allreduce_s(np.ones_like(p), self.total_layers) - np.where(self.tp > 1, 2 * self.total_layers * self.link_latency_s, 0.0)
-        return flops / self.flops_per_s + comm
+        """Marginal replica time per prompt token when prefill shares steps with decode."""
+        gemm, other = self.prefill_token_parts(mean_prompt_tokens)
+        return gemm + other
+
+    # -- mixed steps ---------------------------------------------------------------------------
+    def mixed_parts(self, batch: np.ndarray, context: np.ndarray, prompt_tokens: np.ndarray, mean_prompt_tokens: np.ndarray) -> np.ndarray:
+        """One step of `batch` decoding sequences and `prompt_tokens` prompt tokens (of prompts of
+        the given mean length): max(weights, decode GEMMs + prompt GEMMs) + rest + prompt attention
+        + the eager-prefill layer overhead, in proportion to the prompts the step carries (at most
+        one full overhead per step)."""
+        t_w, t_g, rest = self.step_parts(batch, context)
+        c_g, c_o = self.prefill_token_parts(mean_prompt_tokens)
+        x = np.asarray(prompt_tokens, dtype=float)
+        prompts = np.minimum(x / np.maximum(np.asarray(mean_prompt_tokens, dtype=float), 1.0), 1.0)
+        eager = prompts * self.total_layers / self.pp * self.prefill_layer_overhead_s
+        return np.maximum(t_w, t_g + x * c_g) + rest + x * c_o + eager
+
+    def mixed_step_s(self, batch: np.ndarray, context: np.ndarray, prompt_rate_tokens_per_s: np.ndarray, mean_prompt_tokens: np.ndarray) -> np.ndarray:
+        """Mean step time of `batch` decoding sequences when prompt tokens arrive at the given rate
+        and share the steps. A step t carries r t prompt tokens, so t = max(t_w, t_g + r t c_g) +
+        rest + r t c_o; its fixed point is the larger of the two linear pieces' fixed points:
+        max((t_w + rest) / (1 - r c_o), (t_g + rest) / (1 - r (c_g + c_o))); inf when prefill alone
+        saturates the replica."""
+        t_w, t_g, rest = self.step_parts(batch, context)
+        c_g, c_o = self.prefill_token_parts(mean_prompt_tokens)
+        r = np.asarray(prompt_rate_tokens_per_s, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where(r * c_o < 1, (t_w + rest) / np.maximum(1 - r * c_o, 1e-12), np.inf)
+            b = np.where(r * (c_g + c_o) < 1, (t_g + rest) / np.maximum(1 - r * (c_g + c_o), 1e-12), np.inf)
+        return np.maximum(a, b)
 
 
-def build_step_model(rows: list[tuple[ModelArch, Gpu, int, int, str, str]]) -> StepModel:
-    """Stack (model, gpu, tp, pp, weight_dtype, kv_dtype) rows into one StepModel."""
+    def lumpy_step(
+        self,
+        batch: np.ndarray,
+        context: np.ndarray,
+        prompt_rate_rps: np.ndarray,
+        mean_prompt_tokens: np.ndarray,
+        budget_tokens: np.ndarray,
+        iterations: int = 10,
+        prompt_parts: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Mean step time when whole prompts arrive at `prompt_rate_rps` (Poisson) and share
+        steps with `batch` decoding sequences; prompts are not spread evenly over steps: a step
+        carries prompt tokens with probability p and then X1 of them,
+
+            m  = rate x t                      prompts arriving during a step
+            p  = max(1 - exp(-m), x / budget)  x = m E[P] prompt tokens per step on average
+            X1 = x / p                         (at most the step's token budget)
+            t  = (1 - p) f(0) + p f(X1)        f = mixed_parts: max(weights, GEMMs) + rest
+
+        which is longer than f(x) because f is convex in the prompt tokens (a memory-bound step
+        hides a few prompt tokens; a whole prompt makes it compute-bound). Fixed point by damped
+        iteration from the fluid step (mixed_step_s). Returns (t, p, f(0), f(X1)); t is inf where
+        prefill saturates the replica."""
+        rate = np.asarray(prompt_rate_rps, dtype=float)
+        mp = np.asarray(mean_prompt_tokens, dtype=float)
+        budget = np.maximum(np.asarray(budget_tokens, dtype=float), 1.0)
+        t_w, t_g, rest = self.step_parts(batch, context)
+        c_g, c_o = prompt_parts if prompt_parts is not None else self.prefill_token_parts(mp)
+        per_layer = self.total_layers / self.pp * self.prefill_layer_overhead_s
+
+        def f(x: np.ndarray) -> np.ndarray:
+            prompts = np.minimum(x / np.maximum(mp, 1.0), 1.0)
+            return np.maximum(t_w, t_g + x * c_g) + rest + x * c_o + prompts * per_layer
+
+        r = rate * mp
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fluid_a = np.where(r * c_o < 1, (t_w + rest) / np.maximum(1 - r * c_o, 1e-12), np.inf)
+            fluid_b = np.where(r * (c_g + c_o) < 1, (t_g + rest) / np.maximum(1 - r * (c_g + c_o), 1e-12), np.inf)
+        fluid = np.maximum(fluid_a, fluid_b)
+        ok = np.isfinite(fluid)
+        f0 = f(np.zeros_like(rate * t_w))
+        t = np.where(ok, fluid, f0)
+        p = np.zeros_like(t)
+        f1 = f0
+        for _ in range(iterations):
+            x = rate * t * mp
+            p = np.clip(np.maximum(1 - np.exp(-rate * t), x / budget), 1e-12, 1.0)
+            f1 = f(np.minimum(x / p, budget))
+            t = 0.5 * (t + (1 - p) * f0 + p * f1)
+        return np.where(ok, t, np.inf), p, f0, f1
+
+def _factor_values(table: EfficiencyTable, gpu: Gpu, engine: str, weight_dtype: str, model: ModelArch, version: str) -> Factors:
+    return table.factors(gpu.name, engine, weight_dtype, architecture_of(model), version)
+
+
+def build_step_model(
+    rows: list[tuple],
+    *,
+    engine: str | list[str] = "vllm",
+    efficiency: EfficiencyTable | None = None,
+    engine_version: str | None | list[str | None] = None,
+) -> StepModel:
+    """Stack candidates into one StepModel.
+
+    Each row is (model, gpu, tp, pp, weight_dtype, kv_dtype) or, with a layout,
+    (model, gpu, Layout, weight_dtype, kv_dtype). `engine` names the serving engine of every row
+    (or one per row); the efficiency factors are those of `efficiency` (default: the shipped
+    catalogs/efficiency.yaml) for each row's device, engine (and its release, `engine_version`,
+    when given), weight format and model architecture."""
+    table = efficiency if efficiency is not None else efficiency_table()
+    engines = [engine] * len(rows) if isinstance(engine, str) else list(engine)
+    versions = list(engine_version) if isinstance(engine_version, (list, tuple)) else [engine_version] * len(rows)
     cols: dict[str, list[float]] = {name: [] for name in StepModel.__dataclass_fields__}
-    for model, gpu, tp, pp, wd, kd in rows:
-        s = stage_shape(model, tp, pp, wd, kd)
-        eff = gpu.efficiency
+    for row, eng, version in zip(rows, engines, versions):
+        if len(row) == 6:
+            model, gpu, tp, pp, wd, kd = row
+            layout = Layout(tp=tp, pp=pp)
+        else:
+            model, gpu, layout, wd, kd = row
+        s = stage_shape(model, layout.tp, layout.pp, wd, kd, layout.dp, layout.ep)
         values = {
-            "tp": tp,
-            "pp": pp,
+            "tp": layout.tp,
+            "pp": layout.pp,
+            "dp": layout.dp,
+            "ep": layout.ep,
             "hidden": model.hidden_size,
             "layers": s.layers,
             "total_layers": model.num_hidden_layers,
             "full_layers": s.attention_layers_full,
             "sliding_layers": s.attention_layers_sliding,
             "sliding_window": model.sliding_window,
+            "moe_layers": s.moe_layers,
+            "total_moe_layers": s.total_moe_layers,
             "dense_weight_bytes": s.dense_weight_bytes,
             "expert_weight_bytes": s.expert_weight_bytes,
             "num_experts": model.num_experts,
             "top_k": model.num_experts_per_tok,
-            "flops_per_token": s.flops_per_token,
-            "total_flops_per_token": s.total_flops_per_token,
+            "dense_flops_per_token": s.dense_flops_per_token,
+            "expert_flops_per_token": s.expert_flops_per_token,
+            "total_dense_flops_per_token": s.total_dense_flops_per_token,
+            "total_expert_flops_per_token": s.total_expert_flops_per_token,
             "attn_flops_per_ctx": s.attn_flops_per_ctx_token,
-            "total_attn_flops_per_ctx": s.total_attn_flops_per_ctx_token,
+            "total_prefill_attn_flops_per_ctx": s.total_prefill_attn_flops_per_ctx_token,
             "kv_bytes_per_token_per_layer": s.kv_bytes_per_token_per_layer,
-            "all_weight_bytes": s.all_weight_bytes,
-            "hbm_bytes_per_s": gpu.hbm_bytes_per_s * eff.hbm_bandwidth_fraction,
-            "flops_per_s": compute_flops_per_s(gpu, wd) * eff.compute_fraction,
-            "link_bytes_per_s": gpu.link_bytes_per_s * eff.link_bandwidth_fraction,
-            "link_latency_s": eff.link_latency_s,
-            "step_overhead_s": eff.step_overhead_s,
+            "all_dense_weight_bytes": s.all_dense_weight_bytes,
+            "all_expert_weight_bytes": s.all_expert_weight_bytes,
+            "hbm_peak_bytes_per_s": gpu.hbm_bytes_per_s,
+            "dense_peak_flops_per_s": _peak(gpu, s.dense_compute_format),
+            "expert_peak_flops_per_s": _peak(gpu, s.expert_compute_format),
+            "bf16_peak_flops_per_s": _peak(gpu, "bf16"),
+            "link_peak_bytes_per_s": gpu.link_bytes_per_s,
         }
+        values.update(_factor_values(table, gpu, eng, wd, model, version or "").as_dict())
         for name, value in values.items():
             cols[name].append(float(value))
-    return StepModel(**{name: np.asarray(values, dtype=float) for name, values in cols.items()})
+    return StepModel(**{name: np.asarray(v, dtype=float) for name, v in cols.items()})

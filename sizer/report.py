@@ -1,4 +1,5 @@
-"""Rendering: a Plan or an Explanation as plain data (dicts), then as a terminal table, JSON or CSV.
+"""Rendering: a Plan, a comparison, a sweep or an Explanation as plain data (dicts), then as a
+terminal table, JSON, CSV or Markdown (written here: no `tabulate`, no pandas on the solve path).
 
 `plan_to_dict` and `explanation_to_dict` are the JSON contract; the table and CSV renderings are
 built from the same dicts, so the three formats never disagree. Output is deterministic: the same
@@ -7,11 +8,10 @@ input gives byte-identical JSON (keys in a fixed order, floats rounded to fixed 
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from typing import Any
-
-import pandas as pd
 
 from .explain import Explanation
 from .optimize import Deployment, Plan
@@ -25,36 +25,145 @@ def _r(x: float, digits: int = 6) -> float:
     return float(round(float(x), digits))
 
 
+def _r_opt(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None else _r(x, digits)
+
+
+# ---------------------------------------------------------------------------------------------
+# tables without pandas: fixed-width text, Markdown (no `tabulate`), CSV
+# ---------------------------------------------------------------------------------------------
+
+Column = tuple[str, str, str]  # (key, header, format spec such as "{:.2f}"; "" = str())
+
+
+def _cell(value: Any, fmt: str) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if fmt and isinstance(value, (int, float)):
+        return fmt.format(value)
+    return str(value)
+
+
+def text_table(rows: list[dict[str, Any]], columns: list[Column]) -> str:
+    """Right-aligned fixed-width columns under a header line, two spaces apart."""
+    cells = [[header for _, header, _ in columns]] + [[_cell(r.get(k), fmt) for k, _, fmt in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in cells) + "\n"
+
+
+def markdown_table(rows: list[dict[str, Any]], columns: list[Column]) -> str:
+    """A GitHub-flavoured Markdown table; numbers right-aligned, '|' in text escaped."""
+
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    numeric = [bool(fmt) or all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows if r.get(k) is not None) for k, _, fmt in columns]
+    lines = ["| " + " | ".join(esc(h) for _, h, _ in columns) + " |"]
+    lines.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
+    for r in rows:
+        lines.append("| " + " | ".join(esc(_cell(r.get(k), fmt)) for k, _, fmt in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def csv_table(rows: list[dict[str, Any]], keys: list[str]) -> str:
+    """CSV with a header of `keys`; None as an empty field, lists joined with ';'."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(keys)
+    for r in rows:
+        row = []
+        for k in keys:
+            v = r.get(k)
+            if v is None:
+                row.append("")
+            elif isinstance(v, (list, tuple)):
+                row.append(";".join(str(x) for x in v))
+            elif isinstance(v, dict):
+                row.append(json.dumps(v, sort_keys=True))
+            else:
+                row.append(v)
+        writer.writerow(row)
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# plan
+# ---------------------------------------------------------------------------------------------
+
+
+def _admission_fields(e) -> dict[str, Any]:
+    """The engine's own figures and the three admission bounds, side by side (residency.py)."""
+    m, a = e.memory, getattr(e, "admission", None)
+    out: dict[str, Any] = {
+        "engine": m.engine,
+        "engine_version": m.engine_version,
+        "engine_gpu_blocks": m.engine_gpu_blocks,
+        "engine_kv_tokens": m.engine_kv_tokens,
+        "activation_bytes_per_gpu": int(round(m.activation_bytes_per_gpu)),
+        "runtime_overhead_bytes_per_gpu": int(round(m.runtime_overhead_bytes_per_gpu)),
+    }
+    if a is not None:
+        out.update(
+            {
+                "admission": a.policy,
+                "max_concurrency_percentile": a.max_concurrency_percentile,
+                "max_concurrency_declared": a.max_concurrency_declared,
+                "max_concurrency_growth": a.max_concurrency_growth,
+                "overflow_probability": a.overflow_probability,
+                "mean_running_context_tokens": _r(a.mean_running_context_tokens, 3),
+                "expected_kv_bytes_per_sequence_per_gpu": int(round(a.mean_running_kv_bytes_per_gpu)),
+                "shared_prefix_saved_bytes_per_gpu": int(round(a.shared_prefix_saved_bytes_per_gpu)),
+                "binding_tenant": a.binding_tenant,
+            }
+        )
+    return out
+
+
 def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True) -> dict[str, Any]:
     e = d.candidate
     m = e.memory
+    concurrency = getattr(e, "max_concurrency", None)
     out: dict[str, Any] = {
         "device": e.config.device,
         "tp": e.config.tp,
         "pp": e.config.pp,
         "kv_dtype": e.config.kv_dtype,
         "weight_dtype": e.config.weight_dtype,
+        "size_range": d.size_range,
+        "size_share": _r(d.size_share, 6),
         "replicas": d.replicas,
+        "reserved_replicas": d.reserved_replicas,
+        "on_demand_peak_replicas": d.on_demand_peak_replicas,
         "gpus": d.gpus,
-        "max_concurrency": m.max_concurrency,
+        "max_concurrency": int(concurrency if concurrency is not None else m.max_concurrency),
         "kv_bytes_per_token": int(round(m.kv_bytes_per_token)),
         "kv_bytes_per_token_per_gpu": int(round(m.kv_bytes_per_token_per_gpu)),
         "kv_pool_bytes_per_gpu": int(round(m.kv_pool_bytes_per_gpu)),
         "kv_tokens": m.kv_tokens,
         "weights_bytes_per_gpu": int(round(m.weights_bytes_per_gpu)),
+        **_admission_fields(e),
         "throughput_tokens_per_s": _r(d.throughput_tokens_per_s, 3),
         "max_rate_rps_per_replica": _r(e.max_rate_rps, 6),
         "load_rps_per_replica": _r(d.load_rps_per_replica, 6),
         "ttft_p99_s": _r(d.ttft_p99_s, _TIME_DIGITS),
         "tpot_p99_s": _r(d.tpot_p99_s, _TIME_DIGITS),
+        "kv_headroom_fraction": _r(d.kv_headroom_fraction, 6),
         "binding": e.binding,
         "cost_usd_per_hour": _r(d.cost_usd_per_hour, _MONEY_DIGITS),
+        "cost_usd_per_day": _r(d.cost_usd_per_day, _MONEY_DIGITS),
         "usd_per_gpu_hour": e.price.usd_per_gpu_hour,
         "provider": e.price.provider,
         "pricing": e.price.kind,
         "price_plan": e.price.plan,
         "price_date": e.price.price_date,
         "price_source": e.price.source,
+        "instance_gpus": d.instance_gpus,
+        "reserved_usd_per_gpu_hour": d.reserved_price.usd_per_gpu_hour if d.reserved_price else None,
+        "reserved_provider": d.reserved_price.provider if d.reserved_price else None,
+        "reserved_pricing": d.reserved_price.kind if d.reserved_price else None,
+        "hourly_replicas": list(d.hourly_replicas) if len(d.hourly_replicas) > 1 else None,
         "launch_command": d.launch_command,
     }
     if with_cost_per_token:
@@ -65,7 +174,9 @@ def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True) -> dict[
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     w = plan.workload
     model = w.model
-    return {
+    c = w.constraints
+    gpus = max((h.gpus for h in plan.schedule), default=sum(d.gpus for d in plan.deployments))
+    out: dict[str, Any] = {
         "status": plan.status,
         "workload": {
             "name": w.name,
@@ -74,99 +185,242 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "model_params": int(round(model.total_params())),
             "engine": w.engine,
             "requests_per_s": w.traffic.requests_per_s,
+            "profile_requests_per_s": list(w.traffic.profile_rps) or None,
             "mean_prompt_tokens": _r(w.traffic.prompt_tokens.mean, 3),
             "mean_output_tokens": _r(w.traffic.output_tokens.mean, 3),
             "context_percentile": w.memory.context_percentile,
             "context_tokens": w.context_tokens,
             "output_tokens_per_s": _r(plan.output_tokens_per_s, 3),
             "slo": {"ttft_s": dict(w.slo.ttft_s), "tpot_s": dict(w.slo.tpot_s)},
+            "pricing": {"provider": plan.provider, "kind": plan.pricing_kind, "reserved_kind": w.search.reserved_pricing},
+            "max_configurations": w.search.max_configurations,
+            "size_buckets": list(w.search.size_buckets),
+            "constraints": {
+                "available_gpus": dict(c.available_gpus),
+                "budget_usd_per_hour": c.budget_usd_per_hour,
+                "budget_usd_per_month": c.budget_usd_per_month,
+                "min_replicas": c.min_replicas,
+                "redundancy": c.redundancy,
+                "allow_cross_node": c.allow_cross_node,
+                "instance_gpus": dict(c.instance_gpus),
+            },
         },
         "cost_usd_per_hour": _r(plan.cost_usd_per_hour, _MONEY_DIGITS),
         "cost_usd_per_million_tokens": _r(plan.cost_usd_per_million_tokens, _MONEY_DIGITS),
-        "gpus": sum(d.gpus for d in plan.deployments),
+        "cost_usd_per_day": _r(plan.cost_usd_per_day, _MONEY_DIGITS),
+        "cost_usd_per_month": _r(plan.cost_usd_per_month, _MONEY_DIGITS),
+        "peak_cost_usd_per_hour": _r(plan.peak_cost_usd_per_hour, _MONEY_DIGITS),
+        "gpus": gpus,
+        "reserved_replicas": plan.reserved_replicas,
+        "on_demand_peak_replicas": plan.on_demand_peak_replicas,
+        "mix_saving_vs_single_fraction": _r_opt(plan.mix_saving_vs_single_fraction, 6),
+        "best_single_cost_usd_per_hour": _r_opt(plan.best_single_cost_usd_per_hour, _MONEY_DIGITS),
         "binding": plan.binding,
         "why": plan.why,
         "deployments": [deployment_to_dict(d) for d in plan.deployments],
         "alternatives": [deployment_to_dict(d) for d in plan.alternatives],
         "rejected": [{"device": r.device, "stage": r.stage, "reason": r.reason} for r in plan.rejected],
+        "constraints": [
+            {"name": r.name, "value": r.value, "binding": r.binding, "cost_without_usd_per_hour": _r_opt(r.cost_without_usd_per_hour, _MONEY_DIGITS)}
+            for r in plan.constraints
+        ],
+        "instances": [
+            {
+                "device": i.device,
+                "provider": i.provider,
+                "pricing": i.kind,
+                "instance_gpus": i.instance_gpus,
+                "usd_per_instance_hour": _r(i.usd_per_instance_hour, _MONEY_DIGITS),
+                "instances": i.instances,
+                "idle_gpus": i.idle_gpus,
+                "idle_cost_usd_per_hour": _r(i.idle_cost_usd_per_hour, _MONEY_DIGITS),
+            }
+            for i in plan.instances
+        ],
+        "size_ranges": [{"range": s.label, "share": _r(s.share, 6)} for s in plan.size_ranges],
+        "schedule": [
+            {
+                "hour": h.hour,
+                "requests_per_s": h.requests_per_s,
+                "replicas": h.replicas,
+                "reserved_replicas": h.reserved_replicas,
+                "on_demand_replicas": h.on_demand_replicas,
+                "gpus": h.gpus,
+                "cost_usd": _r(h.cost_usd, _MONEY_DIGITS),
+            }
+            for h in plan.schedule
+        ],
         "solver": plan.solver,
+        "time_limit_s": plan.time_limit_s,
         "candidates_evaluated": plan.candidates_evaluated,
         "candidates_feasible": plan.candidates_feasible,
+        "options_in_program": plan.options_in_program,
     }
+    return out
 
 
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-_TABLE_COLUMNS = [
-    ("device", "device"),
-    ("tp", "tp"),
-    ("pp", "pp"),
-    ("kv_dtype", "kv"),
-    ("weight_dtype", "weights"),
-    ("replicas", "replicas"),
-    ("gpus", "gpus"),
-    ("usd_per_gpu_hour", "$/GPU-h"),
-    ("provider", "provider"),
-    ("cost_usd_per_hour", "$/hour"),
-    ("cost_usd_per_million_tokens", "$/M tok"),
-    ("load_rps_per_replica", "req/s/rep"),
-    ("max_rate_rps_per_replica", "max req/s/rep"),
-    ("ttft_p99_s", "TTFT p99 s"),
-    ("tpot_p99_s", "TPOT p99 s"),
-    ("max_concurrency", "max seqs"),
-    ("binding", "binds"),
+_TABLE_COLUMNS: list[Column] = [
+    ("device", "device", ""),
+    ("tp", "tp", ""),
+    ("pp", "pp", ""),
+    ("kv_dtype", "kv", ""),
+    ("weight_dtype", "weights", ""),
+    ("replicas", "replicas", ""),
+    ("gpus", "gpus", ""),
+    ("usd_per_gpu_hour", "$/GPU-h", "{:.2f}"),
+    ("provider", "provider", ""),
+    ("cost_usd_per_hour", "$/hour", "{:,.2f}"),
+    ("cost_usd_per_million_tokens", "$/M tok", "{:,.3f}"),
+    ("load_rps_per_replica", "req/s/rep", "{:.2f}"),
+    ("max_rate_rps_per_replica", "max req/s/rep", "{:.2f}"),
+    ("ttft_p99_s", "TTFT p99 s", "{:.3f}"),
+    ("tpot_p99_s", "TPOT p99 s", "{:.4f}"),
+    ("max_concurrency", "max seqs", ""),
+    ("binding", "binds", ""),
+]
+_SIZE_COLUMN: Column = ("size_range", "prompts", "")
+_RESERVED_COLUMNS: list[Column] = [
+    ("reserved_replicas", "reserved", ""),
+    ("on_demand_peak_replicas", "on-demand peak", ""),
+    ("reserved_usd_per_gpu_hour", "reserved $/GPU-h", "{:.2f}"),
 ]
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame([{label: r[key] for key, label in _TABLE_COLUMNS} for r in rows])
-    for col, fmt in (
-        ("$/GPU-h", "{:.2f}"),
-        ("$/hour", "{:.2f}"),
-        ("$/M tok", "{:.3f}"),
-        ("req/s/rep", "{:.2f}"),
-        ("max req/s/rep", "{:.2f}"),
-        ("TTFT p99 s", "{:.3f}"),
-        ("TPOT p99 s", "{:.4f}"),
-    ):
-        df[col] = df[col].map(fmt.format)
-    return df
+def _plan_columns(plan: Plan) -> list[Column]:
+    cols = list(_TABLE_COLUMNS)
+    if len(plan.size_ranges) > 1:
+        cols.insert(5, _SIZE_COLUMN)
+    if plan.reserved_replicas or plan.pricing_kind == "mixed" or plan.schedule:
+        i = cols.index(("replicas", "replicas", "")) + 1
+        cols[i:i] = _RESERVED_COLUMNS
+    return cols
 
 
-def plan_table(plan: Plan) -> str:
-    data = plan_to_dict(plan)
+_SCHEDULE_COLUMNS: list[Column] = [
+    ("hour", "hour", ""),
+    ("requests_per_s", "req/s", "{:g}"),
+    ("replicas", "replicas", ""),
+    ("reserved_replicas", "reserved", ""),
+    ("on_demand_replicas", "on-demand", ""),
+    ("gpus", "gpus", ""),
+    ("cost_usd", "$", "{:,.2f}"),
+]
+_CONSTRAINT_COLUMNS: list[Column] = [
+    ("name", "constraint", ""),
+    ("value", "value", ""),
+    ("binding", "binds", ""),
+    ("cost_without_usd_per_hour", "$/hour without it", "{:,.2f}"),
+]
+_INSTANCE_COLUMNS: list[Column] = [
+    ("device", "device", ""),
+    ("provider", "provider", ""),
+    ("pricing", "pricing", ""),
+    ("instance_gpus", "GPUs/instance", ""),
+    ("instances", "instances", ""),
+    ("idle_gpus", "idle GPUs", ""),
+    ("idle_cost_usd_per_hour", "idle $/hour", "{:,.2f}"),
+]
+
+
+def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     w = data["workload"]
     model = plan.workload.model
     slo = ", ".join(
         [f"TTFT {k} <= {v:g} s" for k, v in w["slo"]["ttft_s"].items()] + [f"TPOT {k} <= {v:g} s" for k, v in w["slo"]["tpot_s"].items()]
     )
+    moe = f", MoE {model.num_experts} experts top-{model.num_experts_per_tok}" if model.is_moe else ""
+    lines = [
+        f"workload  {w['name']} ({w['path']})",
+        f"model     {model.name}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, {model.num_hidden_layers} layers{moe}",
+    ]
+    profile = plan.workload.traffic.profile_rps
+    rate = f"{w['requests_per_s']:g} req/s"
+    if profile:
+        rate = f"daily profile {min(profile):g}-{max(profile):g} req/s (mean {sum(profile) / len(profile):.3g})"
+    lines.append(
+        f"traffic   {rate}, mean prompt {w['mean_prompt_tokens']:,.0f} / output {w['mean_output_tokens']:,.0f} tokens, "
+        f"p{w['context_percentile']:g} context {w['context_tokens']:,} tokens; SLO {slo or 'none'}"
+    )
+    pricing = w["pricing"]
+    kind = pricing["kind"] + (f" ({pricing['reserved_kind']} base + on_demand by the hour)" if pricing["kind"] == "mixed" else "")
+    lines.append(f"pricing   {kind}, provider {pricing['provider']}")
+    given = [f"{r.name.split('.', 1)[1]} {r.value}" for r in plan.constraints]
+    if given:
+        lines.append(f"limits    {'; '.join(given)}")
+    return lines
+
+
+def _plan_summary(plan: Plan, data: dict[str, Any]) -> list[str]:
+    status = plan.solver if plan.status == "optimal" else f"{plan.solver}, {plan.status}: time limit {plan.time_limit_s:g} s reached before the proof of optimality"
+    mean = " (mean over the day)" if plan.schedule else ""
+    lines = [
+        f"PLAN      ${data['cost_usd_per_hour']:,.2f}/hour{mean}   ${data['cost_usd_per_million_tokens']:,.3f} per million output tokens   "
+        f"{data['gpus']} GPUs   ({plan.candidates_feasible} of {plan.candidates_evaluated} candidates feasible; {status})"
+    ]
+    if plan.schedule or plan.reserved_replicas:
+        lines.append(
+            f"DAY       ${data['cost_usd_per_day']:,.2f}/day   ${data['cost_usd_per_month']:,.0f}/month   reserved base {plan.reserved_replicas} replica(s), "
+            f"on-demand peak {plan.on_demand_peak_replicas}   dearest hour ${data['peak_cost_usd_per_hour']:,.2f}"
+        )
+    if plan.workload.search.max_configurations > 1:
+        saving = data["mix_saving_vs_single_fraction"]
+        if saving is None:
+            lines.append("MIX       no single configuration satisfies the constraints on its own")
+        else:
+            lines.append(
+                f"MIX       {saving * 100:.1f}% cheaper than the best single configuration (${data['best_single_cost_usd_per_hour']:,.2f}/hour)"
+            )
+    return lines
+
+
+def plan_table(plan: Plan) -> str:
+    data = plan_to_dict(plan)
     out = io.StringIO()
-    out.write(f"workload  {w['name']} ({w['path']})\n")
-    out.write(
-        f"model     {model.name}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, "
-        f"{model.num_hidden_layers} layers{', MoE ' + str(model.num_experts) + ' experts top-' + str(model.num_experts_per_tok) if model.is_moe else ''}\n"
-    )
-    out.write(
-        f"traffic   {w['requests_per_s']:g} req/s, mean prompt {w['mean_prompt_tokens']:,.0f} / output {w['mean_output_tokens']:,.0f} tokens, "
-        f"p{w['context_percentile']:g} context {w['context_tokens']:,} tokens; SLO {slo or 'none'}\n\n"
-    )
-    out.write(
-        f"PLAN      ${data['cost_usd_per_hour']:,.2f}/hour   ${data['cost_usd_per_million_tokens']:,.3f} per million output tokens   "
-        f"{data['gpus']} GPUs   ({plan.candidates_feasible} of {plan.candidates_evaluated} candidates feasible; {plan.solver})\n"
-    )
-    out.write(_frame(data["deployments"]).to_string(index=False) + "\n\n")
+    out.write("\n".join(_plan_header(plan, data)) + "\n\n")
+    out.write("\n".join(_plan_summary(plan, data)) + "\n")
+    out.write(text_table(data["deployments"], _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
     for d in data["deployments"]:
         out.write(f"launch    {d['launch_command']}\n")
+    if data["constraints"]:
+        out.write("\nCONSTRAINTS\n" + text_table(data["constraints"], _CONSTRAINT_COLUMNS))
+    if data["instances"]:
+        out.write("\nINSTANCES (whole instances rented)\n" + text_table(data["instances"], _INSTANCE_COLUMNS))
+    if data["schedule"]:
+        out.write("\nSCHEDULE\n" + text_table(data["schedule"], _SCHEDULE_COLUMNS))
     if data["alternatives"]:
         out.write("\nBEST ON OTHER DEVICES\n")
-        out.write(_frame(data["alternatives"]).to_string(index=False) + "\n")
+        out.write(text_table(data["alternatives"], _plan_columns(plan)))
     if data["rejected"]:
         out.write("\nREJECTED\n")
         for r in data["rejected"]:
             out.write(f"  {r['device']}: {r['reason']}\n")
+    return out.getvalue()
+
+
+def plan_markdown(plan: Plan) -> str:
+    data = plan_to_dict(plan)
+    out = io.StringIO()
+    out.write(f"# sizer plan: {data['workload']['name']}\n\n")
+    for line in _plan_header(plan, data) + [""] + _plan_summary(plan, data):
+        out.write(f"    {line}\n" if line else "\n")
+    out.write("\n## Plan\n\n" + markdown_table(data["deployments"], _plan_columns(plan)))
+    out.write(f"\n{plan.why}\n")
+    out.write("\n```\n" + "\n".join(d["launch_command"] for d in data["deployments"]) + "\n```\n")
+    for title, key, cols in (
+        ("Constraints", "constraints", _CONSTRAINT_COLUMNS),
+        ("Whole instances", "instances", _INSTANCE_COLUMNS),
+        ("Schedule", "schedule", _SCHEDULE_COLUMNS),
+        ("Best on other devices", "alternatives", _plan_columns(plan)),
+    ):
+        if data[key]:
+            out.write(f"\n## {title}\n\n" + markdown_table(data[key], cols))
+    if data["rejected"]:
+        out.write("\n## Rejected\n\n" + markdown_table(data["rejected"], [("device", "device", ""), ("reason", "reason", "")]))
     return out.getvalue()
 
 
@@ -175,9 +429,8 @@ def plan_csv(plan: Plan) -> str:
     rows = [{"role": "plan", **d} for d in data["deployments"]]
     rows += [{"role": "alternative", **d} for d in data["alternatives"]]
     rows += [{"role": "rejected", "device": r["device"], "reason": r["reason"]} for r in data["rejected"]]
-    columns = ["role", *[k for k in data["deployments"][0] if k != "launch_command"], "reason", "launch_command"]
-    df = pd.DataFrame(rows, columns=columns)
-    return df.to_csv(index=False, lineterminator="\n")
+    keys = ["role", *[k for k in data["deployments"][0] if k != "launch_command"], "reason", "launch_command"]
+    return csv_table(rows, keys)
 
 
 def render_plan(plan: Plan, fmt: str) -> str:
@@ -185,6 +438,8 @@ def render_plan(plan: Plan, fmt: str) -> str:
         return to_json(plan_to_dict(plan))
     if fmt == "csv":
         return plan_csv(plan)
+    if fmt == "markdown":
+        return plan_markdown(plan)
     return plan_table(plan)
 
 
@@ -195,6 +450,7 @@ def render_plan(plan: Plan, fmt: str) -> str:
 
 def explanation_to_dict(x: Explanation) -> dict[str, Any]:
     m = x.memory
+    a = x.admission
     return {
         "model": x.model.name,
         "device": x.gpu.name,
@@ -203,10 +459,12 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
         "kv_dtype": x.kv_dtype,
         "weight_dtype": x.weight_dtype,
         "engine": x.engine,
+        "engine_version": m.engine_version,
         "binding_stage": m.stage,
         "usable_memory_bytes": int(round(m.usable_memory_bytes)),
-        "gpu_memory_utilization": m.gpu_memory_utilization,
+        m.memory_fraction_name: m.memory_fraction,
         "budget_bytes": int(round(m.budget_bytes)),
+        "budget_rule": m.budget_rule,
         "weights_bytes_per_gpu": int(round(m.weights_bytes_per_gpu)),
         "runtime_buffer_bytes_per_gpu": int(round(m.runtime_buffer_bytes_per_gpu)),
         "activation_bytes_per_gpu": int(round(m.activation_bytes_per_gpu)),
@@ -218,8 +476,16 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
         "kv_blocks_per_gpu": m.kv_blocks_per_gpu,
         "kv_tokens": m.kv_tokens,
         "context_tokens": m.context_tokens,
+        "max_model_len": m.max_model_len,
         "blocks_per_sequence": m.blocks_per_sequence,
-        "max_concurrency": m.max_concurrency,
+        "max_concurrency": a.max_concurrency_percentile,
+        "max_concurrency_declared": a.max_concurrency_declared,
+        "shared_prefix_saved_bytes_per_gpu": int(round(a.shared_prefix_saved_bytes_per_gpu)),
+        # what the engine itself logs at startup
+        "gpu_blocks": m.engine_gpu_blocks,
+        "kv_cache_tokens": m.engine_kv_tokens,
+        "available_kv_cache_bytes": int(round(m.engine_available_kv_bytes)),
+        "engine_max_concurrency": round(m.engine_max_concurrency, 4),
         "max_num_seqs": x.engine_defaults.max_num_seqs,
         "max_num_batched_tokens": x.engine_defaults.max_num_batched_tokens,
         "launch_command": x.launch_command,
@@ -248,6 +514,8 @@ def render_explanation(x: Explanation, fmt: str) -> str:
     if fmt == "csv":
         d = explanation_to_dict(x)
         d.pop("lines")
+        import pandas as pd  # only for this rendering: keeps pandas off the `sizer solve` path
+
         return pd.DataFrame([d]).to_csv(index=False, lineterminator="\n")
     return explanation_table(x)
 
@@ -304,3 +572,132 @@ def catalog_rows(catalog, what: str) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------------------------
+
+_COMPARE_COLUMNS: list[Column] = [
+    ("device", "device", ""),
+    ("provider", "provider", ""),
+    ("tp", "tp", ""),
+    ("pp", "pp", ""),
+    ("kv_dtype", "kv", ""),
+    ("weight_dtype", "weights", ""),
+    ("replicas", "replicas", ""),
+    ("gpus", "gpus", ""),
+    ("cost_usd_per_million_tokens", "$/M tok", "{:,.3f}"),
+    ("cost_usd_per_hour", "$/hour", "{:,.2f}"),
+    ("ttft_p99_s", "TTFT p99 s", "{:.3f}"),
+    ("tpot_p99_s", "TPOT p99 s", "{:.4f}"),
+    ("kv_headroom_fraction", "KV headroom", "{:.0%}"),
+    ("binding", "binds", ""),
+]
+COMPARE_CSV_KEYS = [
+    "device",
+    "provider",
+    "feasible",
+    "tp",
+    "pp",
+    "kv_dtype",
+    "weight_dtype",
+    "replicas",
+    "reserved_replicas",
+    "on_demand_peak_replicas",
+    "gpus",
+    "instance_gpus",
+    "usd_per_gpu_hour",
+    "cost_usd_per_hour",
+    "cost_usd_per_day",
+    "cost_usd_per_million_tokens",
+    "max_rate_rps_per_replica",
+    "load_rps_per_replica",
+    "ttft_p99_s",
+    "tpot_p99_s",
+    "max_concurrency",
+    "kv_headroom_fraction",
+    "binding",
+    "reason",
+]
+
+
+def _compare_columns(comparison) -> list[Column]:
+    cols = list(_COMPARE_COLUMNS)
+    if comparison.workload.traffic.profile_rps or comparison.workload.search.reserved_pricing:
+        cols[7:7] = [("reserved_replicas", "reserved", ""), ("on_demand_peak_replicas", "on-demand peak", "")]
+        cols.insert(cols.index(("cost_usd_per_hour", "$/hour", "{:,.2f}")) + 1, ("cost_usd_per_day", "$/day", "{:,.2f}"))
+    return cols
+
+
+def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str) -> str:
+    """`sizer compare` output: JSON is the list of rows (one object per device, or per device
+    and provider), the table and Markdown add the reasons of the devices that cannot serve."""
+    if fmt == "json":
+        return to_json(rows)
+    if fmt == "csv":
+        return csv_table(rows, COMPARE_CSV_KEYS)
+    w = comparison.workload
+    feasible = [r for r in rows if r["feasible"]]
+    infeasible = [r for r in rows if not r["feasible"]]
+    rate = f"{w.traffic.requests_per_s:g} req/s" + (" at the peak hour of the daily profile" if w.traffic.profile_rps else "")
+    head = f"{w.name}: best single-configuration fleet per device for {rate}"
+    cols = _compare_columns(comparison)
+    if fmt == "markdown":
+        out = f"# {head}\n\n" + (markdown_table(feasible, cols) if feasible else "No device can serve this workload.\n")
+        if infeasible:
+            out += "\n## Cannot serve\n\n" + markdown_table(infeasible, [("device", "device", ""), ("provider", "provider", ""), ("reason", "reason", "")])
+        return out
+    out = head + "\n\n" + (text_table(feasible, cols) if feasible else "no device can serve this workload\n")
+    if infeasible:
+        out += "\nCANNOT SERVE\n" + "".join(f"  {r['device']}{' (' + r['provider'] + ')' if r['provider'] else ''}: {r['reason']}\n" for r in infeasible)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# sweep
+# ---------------------------------------------------------------------------------------------
+
+
+def render_sweep(result, fmt: str) -> str:
+    """`sizer sweep` output: one row per point (the plan, its cost, the best cost on each device)
+    and the flips of the plan's hardware."""
+    from .sweep import sweep_to_dict
+
+    data = sweep_to_dict(result)
+    if fmt == "json":
+        return to_json(data)
+    devices = list(result.workload.search.devices)
+    rows = []
+    for p in data["points"]:
+        row = {k: v for k, v in p.items() if k != "device_cost_usd_per_hour"}
+        for d in devices:
+            row[f"{d} $/hour"] = p["device_cost_usd_per_hour"].get(d)
+        rows.append(row)
+    if fmt == "csv":
+        keys = [result.parameter, "status", "hardware", "configuration", "requests_per_s", "gpus", "cost_usd_per_hour", "cost_usd_per_day"]
+        keys += ["cost_usd_per_million_tokens", "reserved_replicas", "on_demand_peak_replicas", "mix_saving_vs_single_fraction"]
+        keys += [f"{d} $/hour" for d in devices] + ["reason"]
+        return csv_table(rows, keys)
+    cols: list[Column] = [
+        (result.parameter, f"{result.parameter} ({result.unit})", "{:g}"),
+        ("hardware", "plan", ""),
+        ("gpus", "gpus", ""),
+        ("cost_usd_per_hour", "$/hour", "{:,.2f}"),
+        ("cost_usd_per_million_tokens", "$/M tok", "{:,.3f}"),
+    ]
+    cols += [(f"{d} $/hour", f"{d} $/h", "{:,.2f}") for d in devices]
+    flips = data["flips"]
+    flip_lines = [f"between {f['before']:g} and {f['after']:g} {result.unit}: {f['from']} -> {f['to']}" for f in flips]
+    title = f"{result.workload.name}: sweep of {result.parameter}" + (f" ({result.device} prices)" if result.device else "")
+    if fmt == "markdown":
+        out = f"# {title}\n\n" + markdown_table(rows, cols)
+        out += "\n## Where the hardware flips\n\n" + ("".join(f"- {line}\n" for line in flip_lines) or "- nowhere in this range\n")
+        out += "\n## Plans\n\n" + markdown_table(rows, [cols[0], ("configuration", "configuration", ""), ("status", "status", "")])
+        return out
+    out = title + "\n\n" + text_table(rows, cols)
+    out += "\nFLIPS\n" + ("".join(f"  {line}\n" for line in flip_lines) or "  none: the same hardware at every point\n")
+    out += "\nPLANS\n" + "".join(
+        f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] != 'infeasible' else 'infeasible: ' + (p['reason'] or '')}\n" for p in data["points"]
+    )
+    return out

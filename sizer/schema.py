@@ -28,6 +28,8 @@ from .errors import (
 )
 
 _MISSING = object()
+# Safe loaders only: libyaml's C implementation when pyyaml was built with it, else the pure one.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_document(path: Path, label: str | None = None) -> Any:
@@ -44,9 +46,17 @@ def read_document(path: Path, label: str | None = None) -> Any:
     try:
         if str(path).endswith(".json"):
             return json.loads(text, object_pairs_hook=lambda pairs: _unique_pairs(pairs, label))
-        data = yaml.safe_load(text)
-        _refuse_duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), label)
-        return data
+        # One pass of the safe loader (libyaml's when present: ten times faster on the catalogs):
+        # compose the node tree, refuse duplicate keys on it, then construct plain data from it.
+        loader = _SAFE_LOADER(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _refuse_duplicate_keys(node, label)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
     except json.JSONDecodeError as exc:
         raise YamlSyntaxError(f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:

@@ -59,7 +59,40 @@ COMPUTE_FIELD: dict[str, str] = {
 # field for that format must be present). bf16/fp16/int4 run everywhere.
 REQUIRES_NATIVE: dict[str, str] = {"fp8": "fp8", "int8": "int8", "nvfp4": "fp4"}
 
-KV_DTYPES = ("bf16", "fp16", "fp8")
+KV_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+
+# KV-cache element formats. Bytes per element, including block scales where the format has them.
+#   int8: one per-tensor scale (TensorRT-LLM INT8 KV cache): 1 B per element
+#   int4: 4-bit values plus an fp16 scale and an fp16 zero point per token and head (LMDeploy-style
+#         asymmetric int4 KV): 0.5 B per element + 4 B per head_dim elements (see kv_element_bytes)
+#   llama.cpp GGML block formats (ggml-common.h block structs, 32 values per block):
+#     q8_0 = 32 int8 + fp16 scale = 34 B / 32;  q4_0 = 16 B + fp16 scale = 18 B / 32;
+#     q4_1 = 16 B + fp16 scale + fp16 min = 20 B / 32;  q5_0 = 22 B / 32;  q5_1 = 24 B / 32;
+#     iq4_nl = 18 B / 32;  f16 = 2;  f32 = 4
+KV_ELEMENT_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "f32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "f16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "q8_0": 34 / 32,
+    "q5_1": 24 / 32,
+    "q5_0": 22 / 32,
+    "q4_1": 20 / 32,
+    "q4_0": 18 / 32,
+    "iq4_nl": 18 / 32,
+}
+LLAMACPP_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
+
+
+def kv_element_bytes(dtype: str, head_dim: int) -> float:
+    """Bytes per stored K or V element in `dtype`, scales included, for heads of `head_dim`."""
+    if dtype == "int4":
+        return 0.5 + 4.0 / head_dim  # fp16 scale + fp16 zero point per token per head
+    return KV_ELEMENT_BYTES[dtype]
 WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
 
 # Names users and config.json files use for the same formats.

@@ -19,9 +19,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .catalog import PRICING_KINDS, Catalog, resolve_model
+from .catalog import Catalog, resolve_model
 from .errors import FieldTypeError, FieldValueError
 from .model import ModelArch
+from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets, read_trace
 from .schema import Fields, read_document
 from .units import KV_DTYPES, WEIGHT_DTYPES, normalise_dtype
 
@@ -101,9 +102,10 @@ class LengthDist:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Traffic:
-    requests_per_s: float
+    requests_per_s: float  # with a daily profile: its peak hour
     prompt_tokens: LengthDist
     output_tokens: LengthDist
+    profile_rps: tuple[float, ...] = ()  # 24 hourly rates (traffic.profile or a trace); () = steady
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,13 +117,42 @@ class Slo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Tenant:
+    name: str
+    share: float  # fraction of the traffic
+    quota_fraction: float  # fraction of the KV pool it may hold
+
+
+ADMISSION_POLICIES = ("percentile", "declared", "growth")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdmissionPolicy:
+    """Which of the seeds' admission rules sizes the batch (residency.py), and its modifiers."""
+
+    policy: str = "percentile"
+    overflow_probability: float = 0.01
+    speculative_tokens: int = 0
+    shared_prefix_tokens: int = 0
+    tenants: tuple[Tenant, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryPolicy:
     context_percentile: float = 99.0
-    gpu_memory_utilization: float = 0.9
-    block_size_tokens: int = 16
+    memory_fraction: float | None = None  # the engine's own knob: see MEMORY_FRACTION_KEYS; None = its default
+    block_size_tokens: int | None = None  # None: the engine's default (vLLM 16, SGLang 1, TRT-LLM 32)
     max_num_seqs: int | None = None  # None: the engine's default
     max_num_batched_tokens: int | None = None  # None: the engine's default
-    max_model_len: int | None = None  # None: the percentile context, rounded up to a block
+    max_model_len: int | None = None  # None: the percentile context
+    n_parallel: int | None = None  # llama.cpp slots
+    cache_type_k: str | None = None  # llama.cpp
+    cache_type_v: str | None = None  # llama.cpp
+    admission: AdmissionPolicy = AdmissionPolicy()
+
+    @property
+    def gpu_memory_utilization(self) -> float | None:
+        return self.memory_fraction
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +165,8 @@ class SearchSpace:
     pricing: str = "on_demand"
     provider: str = "any"
     max_configurations: int = 1
+    reserved_pricing: str | None = None  # pricing.kind mixed: the committed base's kind (pricing = on_demand burst)
+    size_buckets: tuple[float, ...] = ()  # prompt-length percentiles splitting the traffic for a mixed fleet
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +180,9 @@ class Workload:
     memory: MemoryPolicy
     search: SearchSpace
     engine: str = "vllm"
+    engine_version: str | None = None
     description: str = ""
+    constraints: Constraints = Constraints()
     extra: dict = field(default_factory=dict)
 
     @property
@@ -158,30 +193,56 @@ class Workload:
         return int(math.ceil(self.traffic.prompt_tokens.quantile(p)) + math.ceil(self.traffic.output_tokens.quantile(p)))
 
     @property
+    def admitted_context_tokens(self) -> int:
+        """The percentile context plus the positions speculative decoding reserves."""
+        return self.context_tokens + self.memory.admission.speculative_tokens
+
+    @property
     def max_model_len(self) -> int:
         if self.memory.max_model_len is not None:
             return self.memory.max_model_len
-        return self.context_tokens
+        return self.admitted_context_tokens
 
     @property
     def output_tokens_per_s(self) -> float:
         return self.traffic.requests_per_s * self.traffic.output_tokens.mean
 
+    @property
+    def kv_formats(self) -> tuple[str, ...]:
+        """KV formats to search, as labels ("fp8", or "q8_0/q4_0" for llama.cpp's K/V types)."""
+        m = self.memory
+        if m.cache_type_k or m.cache_type_v:
+            k = m.cache_type_k or "f16"
+            v = m.cache_type_v or "f16"
+            return (k if k == v else f"{k}/{v}",)
+        return self.search.kv_dtypes
 
-_TOP_KEYS = ("name", "description", "model", "engine", "traffic", "slo", "memory", "search")
-_TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens")
+
+_TOP_KEYS = ("name", "description", "model", "engine", "engine_version", "traffic", "slo", "memory", "search", "constraints", "pricing")
+_TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "profile", "trace")
 _LENGTH_KEYS = (*PERCENTILE_KEYS, "max")
 _SLO_KEYS = ("ttft_s", "tpot_s")
+# Each engine's own name for the share of GPU memory it may use (vLLM --gpu-memory-utilization,
+# SGLang --mem-fraction-static, TensorRT-LLM kv_cache_free_gpu_memory_fraction).
+MEMORY_FRACTION_KEYS = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static", "trtllm": "free_gpu_memory_fraction"}
 _MEMORY_KEYS = (
     "context_percentile",
-    "gpu_memory_utilization",
+    *MEMORY_FRACTION_KEYS.values(),
     "block_size_tokens",
     "max_num_seqs",
     "max_num_batched_tokens",
     "max_model_len",
+    "n_parallel",
+    "cache_type_k",
+    "cache_type_v",
+    "admission",
+    "overflow_probability",
+    "speculative_tokens",
+    "shared_prefix_tokens",
+    "tenants",
 )
-_SEARCH_KEYS = ("devices", "tp", "pp", "kv_dtypes", "weight_dtypes", "pricing", "provider", "max_configurations")
-ENGINES = ("vllm",)
+_SEARCH_KEYS = ("devices", "tp", "pp", "kv_dtypes", "weight_dtypes", "pricing", "provider", "max_configurations", "size_buckets")
+ENGINES = ("vllm", "sglang", "trtllm", "llamacpp")
 
 
 def _length(f: Fields, key: str) -> LengthDist:
@@ -227,6 +288,18 @@ def _slo_bounds(f: Fields, key: str) -> tuple[tuple[str, float], ...]:
     return out
 
 
+def _version(f: Fields) -> str | None:
+    raw = f.raw.get("engine_version")
+    if raw is None:
+        return None
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        # YAML reads 0.10 as the number 0.1: a version must be quoted to keep its digits
+        raise FieldTypeError(f"{f.file}: engine_version: expected a quoted string such as '0.10', got the number {raw!r}")
+    if not isinstance(raw, str) or not any(ch.isdigit() for ch in raw):
+        raise FieldTypeError(f"{f.file}: engine_version: expected a version such as '0.6.4' or '0.14', got {raw!r}")
+    return raw
+
+
 def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     """Read and validate a workload file against `catalog`. Raises an InputError naming the field."""
     path = Path(path)
@@ -243,25 +316,58 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
 
     t = f.sub("traffic", default_empty=False)
     t.check_keys(_TRAFFIC_KEYS)
-    traffic = Traffic(
-        requests_per_s=t.number("requests_per_s", gt=0),
-        prompt_tokens=_length(t, "prompt_tokens"),
-        output_tokens=_length(t, "output_tokens"),
-    )
+    traffic = _traffic(t, path)
 
     s = f.sub("slo")
     s.check_keys(_SLO_KEYS)
     slo = Slo(ttft_s=_slo_bounds(s, "ttft_s"), tpot_s=_slo_bounds(s, "tpot_s"))
 
+    engine = f.string("engine", "vllm", choices=ENGINES)
     m = f.sub("memory")
     m.check_keys(_MEMORY_KEYS)
+    fraction = None
+    for eng, key in MEMORY_FRACTION_KEYS.items():
+        if m.has(key):
+            if eng != engine:
+                right = MEMORY_FRACTION_KEYS.get(engine)
+                hint = f"; for {engine} use memory.{right}" if right else f"; {engine} allocates a fixed KV cache (n_parallel x max_model_len)"
+                raise m.fail_value(key, f"applies to engine {eng}, not {engine}{hint}")
+            fraction = m.number(key, gt=0, le=1)
+    for key in ("n_parallel", "cache_type_k", "cache_type_v"):
+        if m.has(key) and engine != "llamacpp":
+            raise m.fail_value(key, f"applies to engine llamacpp, not {engine}")
+    from .units import LLAMACPP_CACHE_TYPES
+
+    tenants = []
+    raw_tenants = m.raw.get("tenants")
+    if raw_tenants is not None:
+        if not isinstance(raw_tenants, list) or not raw_tenants:
+            raise FieldTypeError(f"{label}: memory.tenants: expected a list of {{name, share, quota_fraction}}")
+        for i, raw in enumerate(raw_tenants):
+            t = Fields(raw, label, f"memory.tenants[{i}]")
+            t.check_keys(("name", "share", "quota_fraction"))
+            tenants.append(Tenant(name=t.string("name"), share=t.number("share", gt=0, le=1), quota_fraction=t.number("quota_fraction", gt=0, le=1)))
+        total_share = sum(t.share for t in tenants)
+        if abs(total_share - 1) > 1e-6:
+            raise m.fail_value("tenants", f"shares must add up to 1, got {total_share:g}")
+    admission = AdmissionPolicy(
+        policy=m.string("admission", "percentile", choices=ADMISSION_POLICIES),
+        overflow_probability=m.number("overflow_probability", 0.01, gt=0, lt=0.5),
+        speculative_tokens=m.integer("speculative_tokens", 0, ge=0),
+        shared_prefix_tokens=m.integer("shared_prefix_tokens", 0, ge=0),
+        tenants=tuple(tenants),
+    )
     memory = MemoryPolicy(
         context_percentile=m.number("context_percentile", 99.0, gt=0, lt=100),
-        gpu_memory_utilization=m.number("gpu_memory_utilization", 0.9, gt=0, le=1),
-        block_size_tokens=m.integer("block_size_tokens", 16, ge=1),
+        memory_fraction=fraction,
+        block_size_tokens=m.integer("block_size_tokens", None, ge=1),
         max_num_seqs=m.integer("max_num_seqs", None, ge=1),
         max_num_batched_tokens=m.integer("max_num_batched_tokens", None, ge=1),
         max_model_len=m.integer("max_model_len", None, ge=1),
+        n_parallel=m.integer("n_parallel", None, ge=1),
+        cache_type_k=m.string("cache_type_k", None, choices=LLAMACPP_CACHE_TYPES),
+        cache_type_v=m.string("cache_type_v", None, choices=LLAMACPP_CACHE_TYPES),
+        admission=admission,
     )
 
     sr = f.sub("search")
@@ -272,32 +378,31 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         canonical.append(catalog.gpu(d, where=f"{label}: search.devices[{i}]: ").name)
     native = model.native_weight_dtype
     default_weights = (native,) if native not in ("bf16", "fp16") else ("bf16", "fp8")
-    kv = tuple(normalise_dtype(x) for x in sr.string_list("kv_dtypes", ("bf16", "fp8")))
+    from .units import LLAMACPP_CACHE_TYPES as _GGML
+
+    kv_choices = _GGML if engine == "llamacpp" else KV_DTYPES
+    kv_default = ("f16", "q8_0") if engine == "llamacpp" else ("bf16", "fp8")
+    kv = tuple(x if engine == "llamacpp" else normalise_dtype(x) for x in sr.string_list("kv_dtypes", kv_default))
     for i, x in enumerate(kv):
-        if x not in KV_DTYPES:
-            raise FieldValueError(f"{label}: search.kv_dtypes[{i}]: expected one of {', '.join(KV_DTYPES)}, got {x!r}")
+        if x not in kv_choices:
+            raise FieldValueError(f"{label}: search.kv_dtypes[{i}]: expected one of {', '.join(kv_choices)}, got {x!r}")
     wd = tuple(normalise_dtype(x) for x in sr.string_list("weight_dtypes", default_weights))
     for i, x in enumerate(wd):
         if x not in WEIGHT_DTYPES:
             raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: expected one of {', '.join(WEIGHT_DTYPES)}, got {x!r}")
-    provider = sr.string("provider", "any")
-    providers = catalog.providers()
-    if provider != "any" and provider not in providers:
-        from .errors import UnknownNameError, did_you_mean
-
-        raise UnknownNameError(
-            f"{label}: search.provider: unknown provider {provider!r}{did_you_mean(provider, providers)}; "
-            f"the catalog has: any, {', '.join(providers)}"
-        )
+    pricing = parse_pricing(f, sr, catalog.providers())
+    max_configurations = sr.integer("max_configurations", 1, ge=1)
     search = SearchSpace(
         devices=tuple(dict.fromkeys(canonical)),
         tp=tuple(sorted(set(sr.int_list("tp", (1, 2, 4, 8))))),
         pp=tuple(sorted(set(sr.int_list("pp", (1, 2, 4))))),
         kv_dtypes=tuple(dict.fromkeys(kv)),
         weight_dtypes=tuple(dict.fromkeys(wd)),
-        pricing=sr.string("pricing", "on_demand", choices=PRICING_KINDS),
-        provider=provider,
-        max_configurations=sr.integer("max_configurations", 1, ge=1),
+        pricing=pricing.candidate_kind,
+        provider=pricing.provider,
+        max_configurations=max_configurations,
+        reserved_pricing=pricing.reserved_kind if pricing.kind == "mixed" else None,
+        size_buckets=parse_size_buckets(sr, max_configurations),
     )
     workload = Workload(
         name=f.string("name", path.stem),
@@ -308,8 +413,10 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         slo=slo,
         memory=memory,
         search=search,
-        engine=f.string("engine", "vllm", choices=ENGINES),
+        engine=engine,
+        engine_version=_version(f),
         description=f.string("description", ""),
+        constraints=parse_constraints(f, catalog),
     )
     if memory.max_model_len is not None and memory.max_model_len < workload.context_tokens:
         raise m.fail_value(
@@ -318,3 +425,44 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
             f"({workload.context_tokens} tokens = prompt + output at that percentile)",
         )
     return workload
+
+
+def _traffic(t: Fields, path: Path) -> Traffic:
+    """traffic: a steady rate, or a daily profile (traffic.profile) or trace (traffic.trace) whose
+    peak hour is the rate; lengths from the file, or from the trace's columns."""
+    if t.has("profile") and t.has("trace"):
+        raise t.fail_value("trace", "give traffic.profile or traffic.trace, not both")
+    profile: tuple[float, ...] = ()
+    lengths: dict[str, LengthDist] = {}
+    if t.has("profile"):
+        profile = parse_profile(t)
+    elif t.has("trace"):
+        spec = t.string("trace")
+        trace_path = Path(spec).expanduser()
+        if not trace_path.is_absolute():
+            trace_path = path.parent / trace_path
+        summary = read_trace(trace_path, f"{t.file}: traffic.trace: {trace_path}")
+        profile = summary.profile_rps
+        for key, values in (("prompt_tokens", summary.prompt_tokens), ("output_tokens", summary.output_tokens)):
+            if values:
+                if t.has(key):
+                    raise t.fail_value(key, f"also given by the trace's {key} column; give it in one place")
+                pts = np.percentile(np.asarray(values), [50.0, 90.0, 99.0])
+                lengths[key] = LengthDist(percentiles=tuple((p, float(v)) for p, v in zip((50.0, 90.0, 99.0), pts)), cap=float(max(values)))
+    if profile:
+        peak = max(profile)
+        if t.has("requests_per_s") and abs(t.number("requests_per_s", gt=0) - peak) > 1e-9 * peak:
+            raise t.fail_value(
+                "requests_per_s",
+                f"{t.number('requests_per_s'):g} differs from the daily profile's peak ({peak:g}); "
+                "with a profile, requests_per_s is its peak hour: omit it or make them agree",
+            )
+        rate = peak
+    else:
+        rate = t.number("requests_per_s", gt=0)
+    return Traffic(
+        requests_per_s=rate,
+        prompt_tokens=lengths.get("prompt_tokens") or _length(t, "prompt_tokens"),
+        output_tokens=lengths.get("output_tokens") or _length(t, "output_tokens"),
+        profile_rps=profile,
+    )

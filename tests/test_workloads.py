@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from sizer.catalog import load_catalog
+from sizer.fleet import replicas_needed
 from sizer.optimize import solve
 from sizer.report import plan_to_dict, render_plan
 from sizer.workload import load_workload
@@ -74,17 +75,35 @@ def test_cli_solves_every_shipped_workload(path):
         assert set(r) >= {"device", "reason"} and r["reason"]
 
 
+def _paid_gpus_per_replica(d) -> float:
+    """GPUs one replica is billed for: tp x pp, or its instance slots on whole-instance offers
+    (each TP group a slot of G / floor(G / tp) GPUs), unless TP may cross instances."""
+    e, g = d.candidate, d.instance_gpus
+    if g == 1:
+        return e.config.tp * e.config.pp
+    return e.config.pp * g / (g // e.config.tp)
+
+
 @pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.stem)
 def test_plan_is_consistent(plans, path):
+    """Costs add up (replica-hours x GPUs x price, reserved replicas paid every hour), capacity
+    covers every hour's demand (with one replica lost under N+1), the GPUs stay within what is
+    available, latencies at the plan's load meet the SLOs, and memory adds up."""
     w, plan = plans[path.stem]
-    demand = w.traffic.requests_per_s
+    demand = w.traffic.profile_rps or (w.traffic.requests_per_s,)
+    hours = len(demand)
     total = 0.0
-    capacity = 0.0
     for d in plan.deployments:
         e = d.candidate
-        assert d.cost_usd_per_hour == pytest.approx(d.replicas * e.config.tp * e.config.pp * e.price.usd_per_gpu_hour)
+        hourly = d.hourly_replicas or ((0,) * hours if d.reserved_replicas else (d.replicas,) * hours)
+        cost = 0.0
+        for h in range(hours):
+            cost += hourly[h] * _paid_gpus_per_replica(d) * e.price.usd_per_gpu_hour
+            if d.reserved_replicas:
+                cost += d.reserved_replicas * _paid_gpus_per_replica(d) * d.reserved_price.usd_per_gpu_hour
+        assert d.cost_usd_per_hour == pytest.approx(cost / hours)
+        assert d.replicas == max(d.reserved_replicas + x for x in hourly)
         total += d.cost_usd_per_hour
-        capacity += d.replicas * e.max_rate_rps
         # the plan's load per replica is within what a replica takes, and the SLOs hold there
         assert d.load_rps_per_replica <= e.max_rate_rps * (1 + 1e-9)
         for key, bound in w.slo.ttft_s:
@@ -99,14 +118,26 @@ def test_plan_is_consistent(plans, path):
         assert parts + m.runtime_overhead_bytes_per_gpu + m.kv_pool_bytes_per_gpu == pytest.approx(m.budget_bytes)
         assert m.kv_blocks_per_gpu == int(m.kv_pool_bytes_per_gpu // m.block_bytes_per_gpu)
         assert m.max_concurrency >= 1
-    assert plan.cost_usd_per_hour == pytest.approx(total)
-    assert capacity >= demand * (1 - 1e-9)
-    tokens_per_s = demand * w.traffic.output_tokens.mean
-    assert plan.cost_usd_per_million_tokens == pytest.approx(plan.cost_usd_per_hour / 3600 / tokens_per_s * 1e6)
-    # with one configuration, no alternative is cheaper than the plan
+    idle = sum(i.idle_cost_usd_per_hour for i in plan.instances)
+    assert plan.cost_usd_per_hour == pytest.approx(total + idle)
+    assert plan.cost_usd_per_day == pytest.approx(24 * plan.cost_usd_per_hour)
+    assert plan.cost_usd_per_month == pytest.approx(plan.cost_usd_per_day * 365 / 12)
+    # capacity in every hour, with any one replica lost under N+1; GPUs within availability
+    for h in range(hours):
+        running = [(d, d.reserved_replicas + (d.hourly_replicas[h] if d.hourly_replicas else (0 if d.reserved_replicas else d.replicas))) for d in plan.deployments]
+        capacity = sum(d.candidate.max_rate_rps * n for d, n in running)
+        lost = max((d.candidate.max_rate_rps for d, n in running if n), default=0.0) if w.constraints.n_plus_1 else 0.0
+        assert capacity - lost >= demand[h] * (1 - 1e-9), h
+        for device, available in w.constraints.available_gpus:
+            assert sum(d.candidate.config.gpus * n for d, n in running if d.candidate.config.device == device) <= available
+        assert sum(n for _, n in running) >= w.constraints.min_replicas
+    # effective cost per token: the day's cost over the day's output tokens
+    tokens_per_day = sum(demand) * 3600 * w.traffic.output_tokens.mean * 24 / hours
+    assert plan.cost_usd_per_million_tokens == pytest.approx(plan.cost_usd_per_day / tokens_per_day * 1e6)
+    # no alternative (a single configuration on another device) is cheaper than the plan
     for alt in plan.alternatives:
         assert alt.cost_usd_per_hour >= plan.cost_usd_per_hour - 1e-9
-        assert alt.replicas == math.ceil(demand / alt.candidate.max_rate_rps - 1e-9)
+        assert alt.replicas == replicas_needed(max(demand), alt.candidate.max_rate_rps, w.constraints)
 
 
 @pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.stem)

@@ -1,0 +1,1 @@
+"""Shipped measurement table (data only): see sources.yaml."""

@@ -1,0 +1,454 @@
+"""`sizer calibrate`: fit the named efficiency factors (sizer/efficiency.py) to measured serving
+results and write them, with their provenance, to catalogs/efficiency.yaml.
+
+The model of each factor f for a row on device d, engine e, weight format w:
+
+    f(d, e, w) = link( theta_f + sum over the factor's levels L of delta_{f,L}[row's key at L] )
+
+    link       logistic for fractions (kept in (0, 1)), exp for times and step counts
+    levels     which groupings may move the factor (LEVELS below): a device's HBM, an engine's
+               scheduler overhead, a weight format's GEMM efficiency, a device x engine pair ...
+
+theta starts at the prior (the current table's default entry); the deltas start at 0 and are
+shrunk towards 0 by a ridge penalty (`RIDGE` per squared unit of log/logit), so a group with few
+rows stays near its parents: a hierarchical (partial-pooling) estimate.
+
+Objective: robust least squares on log(predicted / measured) of mean TPOT, mean TTFT and
+output-token throughput over the fit rows (weights `METRIC_WEIGHTS`; Huber loss with knee
+`HUBER` in log units, by iteratively reweighting), plus the ridge. Minimised by
+Levenberg-Marquardt with a finite-difference Jacobian. Every row depends on exactly one
+delta of each (factor, level) group, so one perturbed prediction per group fills that group's
+columns: about 30 predictions per iteration, whatever the number of groups' members.
+
+Only the fit rows of measurements.split_roles are used; the scoring rows never are.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
+from .measurements import Resolved
+from .validate import Setup, build_setup, predict
+
+# Which groupings may move each factor (beyond its global value).
+D, E, W, A, V = "device", "engine", "weight_dtype", "architecture", "engine_version"
+LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "hbm_bandwidth_fraction": ((D,), (E,), (D, E)),
+    "expert_bandwidth_fraction": ((E,), (W,), (D, E)),
+    "kv_bandwidth_fraction": ((E,), (D,)),
+    "compute_fraction": ((D,), (E,), (W,), (D, E)),
+    "attention_compute_fraction": ((E,), (D,)),
+    "link_bandwidth_fraction": (),  # not fitted: FIXED below
+    "link_latency_s": ((E,),),
+    "step_overhead_s": ((E,), (D, E), (E, V)),
+    "sequence_overhead_s": ((E,),),
+    "request_overhead_s": ((E,), (D, E), (E, A), (E, V)),
+    "prefill_layer_overhead_s": ((E,), (D, E), (E, A), (E, V)),
+    "admission_steps": ((E,), (E, V)),
+    "burst_fraction": ((E,),),
+}
+# Factors measured directly elsewhere, kept at the prior's value (the default entry) instead of
+# fitted: serving data constrain them only weakly and the fit would trade them against others.
+#   link_bandwidth_fraction: NCCL's effective NVLink bandwidth is ~370 GB/s of the 450 GB/s line
+#   rate with protocol overhead, 0.82 (NVIDIA/nccl-tests#212, comment by NCCL maintainer sjeaugey).
+FIXED = ("link_bandwidth_fraction",)
+METRIC_WEIGHTS = {"tpot": 1.0, "ttft": 1.0, "throughput": 0.5}
+HUBER = 0.25  # log units (about 28 %): larger residuals count linearly, not quadratically
+RIDGE = 0.5  # penalty per squared delta (log/logit units), against a sum over ~1,000 rows
+PRIOR = 0.5  # penalty per squared move of a global value from its prior
+BOUNDS = {  # physical limits of the global values (link space is applied to these)
+    "link_latency_s": (1e-6, 1e-3),
+    "step_overhead_s": (1e-4, 0.1),
+    "sequence_overhead_s": (1e-7, 1e-3),
+    "request_overhead_s": (1e-3, 1.0),
+    "prefill_layer_overhead_s": (1e-6, 1e-2),
+    "admission_steps": (0.5, 4.0),
+}
+
+
+def _to_link(name: str, value: float) -> float:
+    if name in FRACTIONS:
+        v = min(max(value, 1e-4), 1 - 1e-4)
+        return math.log(v / (1 - v))
+    return math.log(max(value, 1e-12))
+
+
+def _from_link(name: str, x: np.ndarray) -> np.ndarray:
+    if name in FRACTIONS:
+        return 1.0 / (1.0 + np.exp(-x))
+    return np.exp(x)
+
+
+def _key(res: Resolved, level: tuple[str, ...]) -> tuple[str, ...]:
+    values = {D: res.gpu.name, E: res.row.engine, W: res.weight_dtype, A: architecture_of(res.model), V: version_label(res.row.engine_version)}
+    return tuple(values[k] for k in level)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Group:
+    factor: str
+    level: tuple[str, ...]
+    members: tuple[tuple[str, ...], ...]  # the keys seen in the fit rows
+    first: int  # index of the first member's parameter
+    row_member: np.ndarray  # per fit row: index into members
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FitResult:
+    table: EfficiencyTable
+    theta: dict[str, float]  # global values, link space
+    deltas: dict[tuple[str, tuple[str, ...]], dict[tuple[str, ...], float]]
+    rows_fit: int
+    iterations: int
+    cost: float
+    rms_log_error: dict[str, float]
+    entry_rows: dict[tuple, int]
+    entry_residual: dict[tuple, float]
+
+
+class _Problem:
+    """The fit rows, their step models and the parameter layout."""
+
+    def __init__(self, fit: list[Resolved], prior: Factors):
+        self.fit = fit
+        self.setup: Setup = build_setup(fit)
+        self.prior = prior
+        self.names = list(FACTORS)
+        self.groups: list[Group] = []
+        n = len(self.names)
+        for name in self.names:
+            for level in LEVELS[name]:
+                keys = [_key(r, level) for r in fit]
+                members = tuple(sorted(set(keys)))
+                index = {m: i for i, m in enumerate(members)}
+                self.groups.append(
+                    Group(factor=name, level=level, members=members, first=n, row_member=np.array([index[k] for k in keys], dtype=int))
+                )
+                n += len(members)
+        self.size = n
+        self.theta0 = np.zeros(n)
+        for i, name in enumerate(self.names):
+            self.theta0[i] = _to_link(name, getattr(prior, name))
+        # residual layout: (metric, row index, measured log value, weight)
+        rows, metric, target, weight = [], [], [], []
+        for i, res in enumerate(fit):
+            r = res.row
+            for m, measured in (("tpot", r.tpot_ms), ("ttft", r.ttft_ms), ("throughput", r.throughput_tokens_per_s)):
+                if measured is not None and measured > 0:
+                    rows.append(i)
+                    metric.append(m)
+                    target.append(math.log(measured / (1000.0 if m != "throughput" else 1.0)))
+                    weight.append(METRIC_WEIGHTS[m])
+        self.res_row = np.array(rows, dtype=int)
+        self.res_metric = np.array(metric)
+        self.res_target = np.array(target)
+        self.res_weight = np.array(weight)
+
+    def factor_arrays(self, p: np.ndarray) -> dict[str, np.ndarray]:
+        n_rows = len(self.fit)
+        x = {name: np.full(n_rows, p[i]) for i, name in enumerate(self.names)}
+        for g in self.groups:
+            x[g.factor] = x[g.factor] + p[g.first + g.row_member]
+        out = {}
+        for name in self.names:
+            v = _from_link(name, x[name])
+            if name in BOUNDS:
+                lo, hi = BOUNDS[name]
+                v = np.clip(v, lo, hi)
+            out[name] = v
+        return out
+
+    def residuals(self, p: np.ndarray) -> np.ndarray:
+        arrays = self.factor_arrays(p)
+        step = self.setup.step.with_factors(**arrays)
+        pstep = self.setup.prefill_step.with_factors(**arrays)
+        pred = predict(self.setup, step, pstep)
+        values = {"tpot": pred.tpot_s, "ttft": pred.ttft_s, "throughput": pred.output_tokens_per_s}
+        out = np.empty(self.res_row.shape[0])
+        for m, arr in values.items():
+            sel = self.res_metric == m
+            v = arr[self.res_row[sel]]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lr = np.log(np.where(np.isfinite(v) & (v > 0), v, np.nan)) - self.res_target[sel]
+            out[sel] = np.where(np.isfinite(lr), np.clip(lr, -4.0, 4.0), 4.0)
+        return out * np.sqrt(self.res_weight)
+
+    def penalty_weights(self) -> np.ndarray:
+        w = np.full(self.size, RIDGE)
+        w[: len(self.names)] = PRIOR
+        for i, name in enumerate(self.names):
+            if name in FIXED:
+                w[i] = 1e9  # pinned at the prior
+        return w
+
+    def jacobian(self, p: np.ndarray, r0: np.ndarray, eps: float = 1e-3) -> np.ndarray:
+        J = np.zeros((r0.shape[0], self.size))
+        for i, name in enumerate(self.names):
+            if name in FIXED:
+                continue
+            q = p.copy()
+            q[i] += eps
+            J[:, i] = (self.residuals(q) - r0) / eps
+        for g in self.groups:
+            q = p.copy()
+            q[g.first : g.first + len(g.members)] += eps
+            d = (self.residuals(q) - r0) / eps
+            member_of_res = g.row_member[self.res_row]
+            J[np.arange(r0.shape[0]), g.first + member_of_res] = d
+        return J
+
+
+def _huber_weights(r: np.ndarray) -> np.ndarray:
+    a = np.abs(r)
+    return np.where(a <= HUBER, 1.0, HUBER / np.maximum(a, 1e-12))
+
+
+def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, tolerance: float = 1e-5, progress=None) -> FitResult:
+    """Fit the factors to `fit_rows` (resolved measurements) starting from `prior`."""
+    prob = _Problem(fit_rows, prior)
+    p = prob.theta0.copy()
+    pw = prob.penalty_weights()
+
+    def cost(q: np.ndarray, w: np.ndarray) -> float:
+        r = prob.residuals(q)
+        return float(np.sum(w * r * r) + np.sum(pw * (q - prob.theta0) ** 2))
+
+    mu = 1e-2
+    r = prob.residuals(p)
+    w = _huber_weights(r)
+    c = cost(p, w)
+    it = 0
+    for it in range(1, max_iterations + 1):
+        J = prob.jacobian(p, r)
+        JW = J * w[:, None]
+        A = J.T @ JW + np.diag(pw)
+        g = J.T @ (w * r) + pw * (p - prob.theta0)
+        improved = False
+        for _ in range(12):
+            step = np.linalg.solve(A + mu * np.diag(np.diag(A) + 1e-9), -g)
+            q = p + np.clip(step, -2.0, 2.0)
+            c_new = cost(q, w)
+            if c_new < c:
+                improved = True
+                break
+            mu *= 4.0
+        if not improved:
+            break
+        rel = (c - c_new) / max(c, 1e-12)
+        p = q
+        r = prob.residuals(p)
+        w = _huber_weights(r)  # reweight (IRLS), then re-measure the cost under the new weights
+        c = cost(p, w)
+        mu = max(mu / 3.0, 1e-6)
+        if progress:
+            progress(it, c)
+        if rel < tolerance:
+            break
+    return _result(prob, p, it, c)
+
+
+def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResult:
+    theta = {name: float(p[i]) for i, name in enumerate(prob.names)}
+    deltas: dict[tuple[str, tuple[str, ...]], dict[tuple[str, ...], float]] = {}
+    for g in prob.groups:
+        deltas[(g.factor, g.level)] = {m: float(p[g.first + j]) for j, m in enumerate(g.members)}
+    r = prob.residuals(p) / np.sqrt(prob.res_weight)
+    rms = {m: float(np.sqrt(np.mean(r[prob.res_metric == m] ** 2))) if np.any(prob.res_metric == m) else float("nan") for m in METRIC_WEIGHTS}
+    # per-entry provenance: fit rows matching an entry, RMS of their TPOT/TTFT log errors
+    per_row_sq = np.zeros(len(prob.fit))
+    per_row_n = np.zeros(len(prob.fit))
+    sel = prob.res_metric != "throughput"
+    np.add.at(per_row_sq, prob.res_row[sel], r[sel] ** 2)
+    np.add.at(per_row_n, prob.res_row[sel], 1)
+    entry_rows: dict[tuple, int] = {}
+    entry_sq: dict[tuple, float] = {}
+    entry_n: dict[tuple, float] = {}
+    for i, res in enumerate(prob.fit):
+        for match in _matches_of(res):
+            entry_rows[match] = entry_rows.get(match, 0) + 1
+            entry_sq[match] = entry_sq.get(match, 0.0) + per_row_sq[i]
+            entry_n[match] = entry_n.get(match, 0.0) + per_row_n[i]
+    entry_residual = {k: math.sqrt(entry_sq[k] / entry_n[k]) for k in entry_rows if entry_n[k]}
+    result = FitResult(
+        table=EfficiencyTable(entries=()),
+        theta=theta,
+        deltas=deltas,
+        rows_fit=len(prob.fit),
+        iterations=iterations,
+        cost=c,
+        rms_log_error=rms,
+        entry_rows=entry_rows,
+        entry_residual=entry_residual,
+    )
+    return result
+
+
+def _matches_of(res: Resolved) -> list[tuple]:
+    d, e, w, a = res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model)
+    return [
+        (),
+        (("engine", e),),
+        (("device", d),),
+        (("device", d), ("engine", e)),
+        (("engine", e), ("architecture", a)),
+        (("engine", e), ("engine_version", version_label(res.row.engine_version))),
+        (("device", d), ("engine", e), ("weight_dtype", w)),
+        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a)),
+        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
+    ]
+
+
+def factor_value(result: FitResult, name: str, match: dict[str, str]) -> float | None:
+    """The factor for an entry matching `match` (keys device/engine/weight_dtype): the global
+    value plus every delta whose level's keys the match holds; None if no level of the factor
+    applies to the match (so a less specific entry gives it)."""
+    x = result.theta[name]
+    used = not match
+    for level in LEVELS[name]:
+        if all(k in match for k in level):
+            member = tuple(match[k] for k in level)
+            delta = result.deltas[(name, level)].get(member)
+            if delta is not None:
+                x += delta
+                used = True
+    if not used:
+        return None
+    v = float(_from_link(name, np.array(x)))
+    if name in BOUNDS:
+        lo, hi = BOUNDS[name]
+        v = min(max(v, lo), hi)
+    return v
+
+
+def _yaml_value(name: str, value: float) -> tuple[str, float]:
+    if name in _TIME_KEYS:
+        key, scale = _TIME_KEYS[name]
+        return key, round(value / scale, 4)
+    if name in COUNTS:
+        return name, round(value, 4)
+    return name, round(value, 5)
+
+
+def write_efficiency(
+    result: FitResult,
+    path: Path | str,
+    *,
+    combos: list[tuple[str, ...]],
+    rows_total: int,
+    measurements: str,
+    fitted: str | None = None,
+    versions: list[tuple[str, str]] | None = None,
+) -> str:
+    """Write the fitted factors to `path` (efficiency.yaml) and return the text.
+
+    Entries: the default; one per engine, device, device x engine, engine x architecture,
+    engine x release; and one per (device, engine, weight format[, architecture[, release]]) in
+    `combos` (every combination of the measurement table, the scoring rows' included: their
+    values come from offsets fitted on fit rows only). Each entry
+    lists the factors some level of the entry's keys moves, with `rows` (fit rows it matches) and
+    `residual` (RMS log error of their TPOT and TTFT)."""
+    fitted = fitted or _dt.date.today().isoformat()
+    full_combos = [c for c in combos if len(c) == 5]
+    combos = [c[:4] for c in combos]
+    matches: list[dict[str, str]] = [{}]
+    engines = sorted({e for _, e, _, _ in combos})
+    devices = sorted({d for d, _, _, _ in combos})
+    matches += [{"engine": e} for e in engines]
+    matches += [{"device": d} for d in devices]
+    matches += [{"device": d, "engine": e} for d, e in sorted({(d, e) for d, e, _, _ in combos})]
+    matches += [{"engine": e, "architecture": a} for e, a in sorted({(e, a) for _, e, _, a in combos})]
+    matches += [{"engine": e, "engine_version": v} for e, v in sorted(versions or ()) if v]
+    matches += [{"device": d, "engine": e, "weight_dtype": w} for d, e, w in sorted({(d, e, w) for d, e, w, _ in combos})]
+    matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a} for d, e, w, a in sorted({c[:4] for c in combos})]
+    # with the release: a factor some (engine, engine_version) level moves composes with the rest
+    matches += [
+        {"device": d, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for d, e, w, a, v in sorted({c for c in full_combos or () if c[4]})
+    ]
+    entries = []
+    for m in matches:
+        values = {}
+        for name in FACTORS:
+            v = factor_value(result, name, m)
+            if v is not None:
+                k, val = _yaml_value(name, v)
+                values[k] = val
+        if not values:
+            continue
+        entry: dict = {"match": dict(m)}
+        entry.update(values)
+        entry["rows"] = result.entry_rows.get(_match_key(m), 0)
+        if _match_key(m) in result.entry_residual:
+            entry["residual"] = round(result.entry_residual[_match_key(m)], 4)
+        entries.append(entry)
+    doc = {
+        "source": (
+            f"sizer calibrate: fitted to the {result.rows_fit} fit rows of {measurements} "
+            f"({rows_total} modelled rows; the other {rows_total - result.rows_fit} are the scoring rows of `sizer validate`, never fitted)"
+        ),
+        "fitted": fitted,
+        "method": (
+            f"robust (Huber, knee {HUBER} log units) Levenberg-Marquardt on log(predicted/measured) of mean TPOT (weight {METRIC_WEIGHTS['tpot']:g}), "
+            f"mean TTFT ({METRIC_WEIGHTS['ttft']:g}) and output throughput ({METRIC_WEIGHTS['throughput']:g}); hierarchical offsets by device, engine, "
+            "weight format, architecture, engine release and their pairs (LEVELS in sizer/calibrate.py), "
+            f"ridge {RIDGE} per squared offset, prior weight {PRIOR}; {result.iterations} iterations; "
+            + ", ".join(f"RMS log error {m} {v:.3f}" for m, v in result.rms_log_error.items())
+        ),
+        "notes": [
+            "Times are in the unit their key names (link_latency_us, step_overhead_ms, sequence_overhead_us, request_overhead_ms).",
+            "For a (device, engine, weight_dtype) each factor comes from the most specific entry that gives it (sizer/efficiency.py).",
+            "rows: fit rows the entry matches; residual: their RMS log error (TPOT and TTFT). rows 0: values composed from offsets fitted on other rows.",
+        ],
+        "entries": entries,
+    }
+    text = "# Written by `sizer calibrate` (sizer/calibrate.py); edit by re-running it, not by hand.\n" + yaml.safe_dump(doc, sort_keys=False, width=140)
+    Path(path).write_text(text, encoding="utf-8")
+    return text
+
+
+def _match_key(m: dict[str, str]) -> tuple:
+    order = ("device", "engine", "weight_dtype", "architecture", "engine_version")
+    return tuple((k, m[k]) for k in order if k in m)
+
+
+__all__ = ["FitResult", "LEVELS", "fit", "write_efficiency", "factor_value", "TIMES"]
+
+
+def calibrate_shipped(catalog, *, output: Path | str | None = None, max_iterations: int = 40, progress=None, fitted: str | None = None) -> tuple[FitResult, str]:
+    """Fit the factors to the fit rows of the catalog's measurement table and write
+    efficiency.yaml (default: the catalog's own). Returns the result and the file's text."""
+    from .efficiency import efficiency_table
+    from .measurements import Resolved as _Resolved
+    from .measurements import resolve, shipped_rows, split_roles
+
+    root = Path(catalog.root)
+    rows = shipped_rows(root / "measurements")
+    roles = split_roles(rows)
+    from .validate import roofline_check
+
+    resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, _Resolved)]
+    resolved, _ = roofline_check(resolved)
+    fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit"]
+    prior_path = root / "efficiency.yaml"
+    prior = efficiency_table(root).default() if prior_path.is_file() else None
+    if prior is None:
+        raise ValueError(f"{prior_path}: no prior efficiency table to start from")
+    result = fit(fit_rows, prior, max_iterations=max_iterations, progress=progress)
+    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version)) for r in resolved})
+    versions = sorted({(r.row.engine, version_label(r.row.engine_version)) for r in resolved})
+    text = write_efficiency(
+        result,
+        output or prior_path,
+        combos=combos,
+        versions=versions,
+        rows_total=len(resolved),
+        measurements=f"{root.name}/measurements" if root.name else "measurements",
+        fitted=fitted,
+    )
+    return result, text

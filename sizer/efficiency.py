@@ -1,0 +1,259 @@
+"""Efficiency factors of the step-time model: named, per device, engine and weight format, fitted
+by `sizer calibrate` (sizer/calibrate.py) and kept with their provenance in
+`catalogs/efficiency.yaml`. The single source of truth for *how far below its datasheet a device
+runs* in serving; sizer/perf.py turns them into seconds.
+
+The factors (dimensionless fractions of a datasheet figure unless suffixed):
+
+    hbm_bandwidth_fraction      achieved / datasheet HBM bandwidth streaming dense weights in decode
+    expert_bandwidth_fraction   the same for routed-expert weights (grouped GEMMs over the experts a
+                                batch touches read less efficiently than one dense GEMM)
+    kv_bandwidth_fraction       the same for the paged KV reads of decode attention
+    compute_fraction            achieved / dense peak of the weight format in GEMMs
+    attention_compute_fraction  achieved / bf16 dense peak in prefill attention (QK^T and PV)
+    link_bandwidth_fraction     achieved / datasheet per-direction link bandwidth in collectives
+    link_latency_s              fixed time of one collective (all-reduce, all-to-all, p2p send)
+    step_overhead_s             fixed time of one engine step: scheduling, launch gaps, sampling
+    sequence_overhead_s         time per running sequence per step (CPU-side bookkeeping,
+                                sampling, detokenisation), per data-parallel rank
+    request_overhead_s          time per request outside the GPU (HTTP, tokenisation, the first
+                                scheduling pass), added to TTFT
+    prefill_layer_overhead_s    time per model layer of a step that carries prompt tokens: prefill
+                                runs eagerly (decode steps replay CUDA graphs), so each layer's
+                                kernel launches and MoE routing bookkeeping cost host time
+    admission_steps             engine steps a new request waits before its prompt joins a step
+                                (the scheduler decides the next step while the current one runs,
+                                and outputs are processed a step behind: about 1-3 steps)
+    burst_fraction              in a closed-loop benchmark (N clients, fixed lengths), the share of
+                                requests that queue behind a whole wave of N prompts arriving at
+                                once: 1/10 if only the first of the harness's ten waves did; more
+                                when fixed output lengths keep later waves bunched
+
+The file holds a list of entries. Each entry has `match` (any of `device`, `engine`,
+`weight_dtype`, `architecture`, `engine_version`; an empty match is the default) and a value for
+some of the factors. `architecture` is the model's kernel class (architecture_of): `dense`
+(softmax attention, dense MLP), `moe` (routed experts) or `mla_moe` (multi-head latent attention
+and routed experts). `engine_version` is the engine's release as major.minor (version_label:
+"0.19.0" -> "0.19", "1.2.0rc6.post3" -> "1.2"); releases differ most in host-side overheads.
+For a (device, engine, weight_dtype, architecture, engine_version) every factor is taken from the
+most specific entry that matches and gives it: more match keys win; between equally specific
+entries device > engine > weight_dtype > architecture > engine_version.
+The default entry must give every factor. Each entry also carries its provenance (`rows`: the
+measurement rows whose fit produced it, `fitted`: the date, `residual`: the fit's RMS log error on
+those rows), which the loader keeps for reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import FieldValueError
+from .schema import Fields, read_document
+
+FRACTIONS = (
+    "hbm_bandwidth_fraction",
+    "expert_bandwidth_fraction",
+    "kv_bandwidth_fraction",
+    "compute_fraction",
+    "attention_compute_fraction",
+    "link_bandwidth_fraction",
+    "burst_fraction",
+)
+TIMES = ("link_latency_s", "step_overhead_s", "sequence_overhead_s", "request_overhead_s", "prefill_layer_overhead_s")
+COUNTS = ("admission_steps",)
+# Times are written in the file in microseconds or milliseconds (units in the key), read into seconds.
+_TIME_KEYS = {
+    "link_latency_s": ("link_latency_us", 1e-6),
+    "step_overhead_s": ("step_overhead_ms", 1e-3),
+    "sequence_overhead_s": ("sequence_overhead_us", 1e-6),
+    "request_overhead_s": ("request_overhead_ms", 1e-3),
+    "prefill_layer_overhead_s": ("prefill_layer_overhead_us", 1e-6),
+}
+FACTORS = FRACTIONS + TIMES + COUNTS
+MATCH_KEYS = ("device", "engine", "weight_dtype", "architecture", "engine_version")
+ARCHITECTURES = ("dense", "moe", "mla_moe")
+
+
+def version_label(version: str | None) -> str:
+    """An engine release as the table matches it: major.minor ("0.5.9" -> "0.5"), or the first
+    word of a non-numeric tag ("nightly-dev-2026..." -> "nightly"); "" when unknown."""
+    import re
+
+    v = str(version or "").strip().lower().lstrip("v")
+    m = re.match(r"(\d+)\.(\d+)", v)
+    if m:
+        return f"{int(m.group(1))}.{int(m.group(2))}"
+    return v.split("-")[0] if v else ""
+
+
+def architecture_of(model) -> str:
+    """The kernel class of a model (a ModelArch): dense, moe or mla_moe."""
+    if model.is_moe:
+        return "mla_moe" if model.is_mla else "moe"
+    return "dense"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Factors:
+    """One complete set of efficiency factors (see the module docstring for each)."""
+
+    hbm_bandwidth_fraction: float
+    expert_bandwidth_fraction: float
+    kv_bandwidth_fraction: float
+    compute_fraction: float
+    attention_compute_fraction: float
+    link_bandwidth_fraction: float
+    burst_fraction: float
+    link_latency_s: float
+    step_overhead_s: float
+    sequence_overhead_s: float
+    request_overhead_s: float
+    prefill_layer_overhead_s: float
+    admission_steps: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One entry of efficiency.yaml: where it applies, the factors it gives, where they came from."""
+
+    match: tuple[tuple[str, str], ...]  # sorted (key, value) pairs; () = the default
+    values: tuple[tuple[str, float], ...]  # factor name -> value, in seconds for times
+    rows: int = 0
+    residual: float | None = None
+
+    @property
+    def specificity(self) -> tuple[int, ...]:
+        keys = dict(self.match)
+        return (len(keys), *(int(k in keys) for k in MATCH_KEYS))
+
+    def matches(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> bool:
+        want = {
+            "device": device.lower(),
+            "engine": engine.lower(),
+            "weight_dtype": weight_dtype.lower(),
+            "architecture": architecture.lower(),
+            "engine_version": version_label(engine_version),
+        }
+        return all(want[k] == (version_label(v) if k == "engine_version" else v.lower()) for k, v in self.match)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EfficiencyTable:
+    """The entries of efficiency.yaml and how they were obtained."""
+
+    entries: tuple[Entry, ...]
+    source: str = ""
+    fitted: str = ""
+    method: str = ""
+    path: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    def factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
+        """Every factor for (device, engine, weight_dtype, architecture, engine_version) from the
+        most specific entry giving it."""
+        ranked = sorted(
+            (e for e in self.entries if e.matches(device, engine, weight_dtype, architecture, engine_version)),
+            key=lambda e: e.specificity,
+            reverse=True,
+        )
+        out: dict[str, float] = {}
+        for entry in ranked:
+            for name, value in entry.values:
+                out.setdefault(name, value)
+        missing = [n for n in FACTORS if n not in out]
+        if missing:
+            raise FieldValueError(f"{self.path or 'efficiency table'}: no default entry gives {', '.join(missing)}")
+        return Factors(**out)
+
+    def default(self) -> Factors:
+        return self.factors("", "", "")
+
+
+def _entry(f: Fields, index: int) -> Entry:
+    f.check_keys(("match", *FRACTIONS, *(k for k, _ in _TIME_KEYS.values()), *COUNTS, "rows", "residual", "notes"))
+    m = f.sub("match")
+    m.check_keys(MATCH_KEYS)
+    match = tuple(sorted((k, m.string(k, choices=ARCHITECTURES) if k == "architecture" else m.string(k)) for k in MATCH_KEYS if m.has(k)))
+    values: list[tuple[str, float]] = []
+    for name in FRACTIONS:
+        if f.has(name):
+            values.append((name, f.number(name, gt=0, le=1)))
+    for name, (key, scale) in _TIME_KEYS.items():
+        if f.has(key):
+            values.append((name, f.number(key, ge=0) * scale))
+    for name in COUNTS:
+        if f.has(name):
+            values.append((name, f.number(name, ge=0)))
+    if not values:
+        raise f.fail_value("match", "the entry gives no factor")
+    return Entry(
+        match=match,
+        values=tuple(values),
+        rows=f.integer("rows", 0, ge=0),
+        residual=f.number("residual", None, ge=0),
+    )
+
+
+def load_efficiency(path: Path | str) -> EfficiencyTable:
+    """Read catalogs/efficiency.yaml (yaml.safe_load via schema.read_document)."""
+    path = Path(path)
+    label = str(path)
+    doc = Fields(read_document(path, label), label)
+    doc.check_keys(("source", "fitted", "method", "notes", "entries"))
+    raw = doc.raw.get("entries")
+    if not isinstance(raw, list) or not raw:
+        raise FieldValueError(f"{label}: entries: expected a non-empty list of entries")
+    entries = tuple(_entry(Fields(item, label, f"entries[{i}]"), i) for i, item in enumerate(raw))
+    seen: dict[tuple, int] = {}
+    for i, e in enumerate(entries):
+        if e.match in seen:
+            raise FieldValueError(f"{label}: entries[{i}].match: same match as entries[{seen[e.match]}]")
+        seen[e.match] = i
+    notes = doc.raw.get("notes") or ()
+    table = EfficiencyTable(
+        entries=entries,
+        source=doc.string("source", ""),
+        fitted=str(doc.raw.get("fitted") or ""),
+        method=doc.string("method", ""),
+        path=label,
+        notes=tuple(str(n) for n in notes) if isinstance(notes, list) else (str(notes),),
+    )
+    table.default()  # the default entry must be complete
+    return table
+
+
+@lru_cache(maxsize=16)
+def _cached(path: str, mtime_ns: int) -> EfficiencyTable:
+    return load_efficiency(path)
+
+
+def efficiency_table(catalog_root: Path | str | None = None) -> EfficiencyTable:
+    """The efficiency table of a catalog directory (default: the shipped catalogs)."""
+    if catalog_root is None:
+        from .catalog import default_catalog_dir
+
+        catalog_root = default_catalog_dir()
+    path = Path(catalog_root) / "efficiency.yaml"
+    if not path.is_file():
+        from .errors import InputFileError
+
+        raise InputFileError(f"{path}: file not found (the calibrated efficiency factors; run `sizer calibrate` to write it)")
+    return _cached(str(path), path.stat().st_mtime_ns)
+
+
+def table_from_factors(default: Factors, overrides: Mapping[tuple[tuple[str, str], ...], Mapping[str, float]] = {}) -> EfficiencyTable:
+    """An in-memory table: `default` plus entries keyed by their match (used by the calibration)."""
+    entries = [Entry(match=(), values=tuple(default.as_dict().items()))]
+    for match, values in overrides.items():
+        entries.append(Entry(match=tuple(sorted(match)), values=tuple(values.items())))
+    return EfficiencyTable(entries=tuple(entries))
+
+
+def with_factor(f: Factors, **changes: float) -> Factors:
+    return replace(f, **changes)

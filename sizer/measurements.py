@@ -1,0 +1,544 @@
+"""Measured serving results: reading them, and resolving each row to something the model can
+predict (a catalog model, a catalog device, a parallel layout, weight and KV formats) or to the
+reason it cannot.
+
+Two sources, one record (MeasuredRow):
+
+    CSV   the column format of aiconfigurator's silicon_sample.csv (../shared/reference/measured/):
+          id, model_path, system, backend, backend_version, precision, mode (agg | disagg), isl, osl,
+          batch_size, tp_size, pp_size, attention_dp_size, moe_tp_size, moe_ep_size, the prefill_* /
+          decode_* layout columns of disaggregated rows, silicon_ttft_ms, silicon_tpot_ms (means, ms)
+          and silicon_data_source. Optional extra columns: `concurrency` (overrides the rule below),
+          `request_rate_rps` (a rate-based, open-loop measurement), `output_tokens_per_s`
+          (a measured throughput), `kv_dtype`.
+    YAML  catalogs/measurements/published.yaml: rows copied from ../shared/reference/throughput.yaml
+          (MLPerf Offline/Server, trtllm-bench offline, batch-1 sweeps), each with source and quote.
+
+What a row measures (`kind`):
+
+    concurrency   a closed loop of N clients, each sending its next request when the last ends
+                  (`batch_size` in the CSV). In attention-data-parallel layouts aiconfigurator's
+                  batch_size counts requests per attention rank: N = batch_size x attention_dp_size
+                  (in the shipped CSV this equals the `silicon_concurrency` of every such row).
+    rate          an open loop of Poisson arrivals at `request_rate_rps` (MLPerf Server).
+    offline       every request queued at once; only throughput is measured (MLPerf Offline,
+                  trtllm-bench throughput).
+
+Rows that cannot be modelled are returned with a reason (Skipped), never dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import Catalog, Gpu
+from .errors import FieldValueError, InputFileError, SizerError
+from .model import ModelArch
+from .perf import Layout
+from .schema import Fields, read_document
+
+# Systems named in aiconfigurator's CSV -> catalog devices.
+SYSTEMS = {
+    "h100_sxm": "H100-SXM",
+    "h200_sxm": "H200-SXM",
+    "b200_sxm": "B200",
+    "b300_sxm": "B300",
+    "gb200": "GB200",
+    "gb300": "GB300",
+    "a100_sxm": "A100-80GB",
+    "l40s": "L40S",
+    "h20": "H20",
+    "mi300x": "MI300X",
+}
+
+# Checkpoints whose architecture is a catalog model's: the weight format is the row's precision.
+SAME_ARCHITECTURE = {
+    "nvidia/deepseek-r1-nvfp4": "deepseek-r1",
+    "nvidia/deepseek-v3.1-nvfp4": "deepseek-v3",
+    "nvidia/llama-3.1-8b-instruct-fp8": "llama-3.1-8b",
+    "nvidia/qwen3-32b-nvfp4": "qwen3-32b",
+    "meta-llama/llama-3.1-70b": "llama-3.1-70b",
+    "meta-llama/llama-3.3-70b-instruct": "llama-3.1-70b",
+    "nvidia/llama-3.3-70b-instruct-fp8": "llama-3.1-70b",
+    "nvidia/llama-3.3-70b-instruct-fp4": "llama-3.1-70b",
+    "meta-llama/llama-3.1-8b-instruct": "llama-3.1-8b",
+}
+
+# Architectures the step-time model does not describe, and why.
+UNMODELLED = {
+    "qwen3_5_moe_text": "hybrid linear attention (Gated DeltaNet layers with a recurrent state, 3 of every 4 layers): "
+    "sizer's KV and attention model holds softmax-attention layers only",
+    "qwen3_5_moe": "hybrid linear attention (Gated DeltaNet layers with a recurrent state, 3 of every 4 layers): "
+    "sizer's KV and attention model holds softmax-attention layers only",
+}
+
+ENGINES = ("vllm", "sglang", "trtllm")
+
+# KV-cache format when the measurement does not say (no kv_dtype column): each engine's default.
+#   trtllm: KvCacheConfig dtype "auto" takes the checkpoint's kv_cache_quant_algo; NVIDIA's FP8 and
+#           NVFP4 checkpoints (and TRT-LLM's FP8 recipes) ship FP8 KV -> fp8 for fp8/fp4 rows.
+#   vllm:   --kv-cache-dtype auto = the model dtype (bf16).
+#   sglang: --kv-cache-dtype auto = the model dtype (bf16).
+DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8"}, "vllm": {}, "sglang": {}}
+
+# Measurement precision -> weight format (the model's own checkpoint format when it is that precision).
+PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4", "int4": "int4", "bf16": "bf16", "fp16": "fp16", "nvfp4": "nvfp4", "mxfp4": "mxfp4"}
+
+_CONCURRENCY_IN_SOURCE = re.compile(r"silicon_concurrency=(\d+)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkerLayout:
+    """One kind of worker of a disaggregated deployment."""
+
+    workers: int
+    layout: Layout
+    batch_size: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasuredRow:
+    """One measurement, as given (lengths in tokens, latencies in ms as measured)."""
+
+    row_id: str
+    source: str
+    origin: str  # the file it came from
+    model_id: str
+    system: str
+    engine: str
+    engine_version: str
+    precision: str
+    mode: str  # agg | disagg
+    kind: str  # concurrency | rate | offline
+    isl: float
+    osl: float
+    concurrency: float | None = None
+    request_rate_rps: float | None = None
+    tp: int = 1
+    pp: int = 1
+    attention_dp: int = 1
+    moe_tp: int = 0
+    moe_ep: int = 0
+    prefill: WorkerLayout | None = None
+    decode: WorkerLayout | None = None
+    kv_dtype: str | None = None
+    ttft_ms: float | None = None  # mean
+    tpot_ms: float | None = None  # mean
+    ttft_p99_ms: float | None = None
+    tpot_p99_ms: float | None = None
+    output_tokens_per_s: float | None = None  # measured, when the source gives it
+    invalid: str | None = None  # a reason the row could not even be read
+
+    @property
+    def throughput_tokens_per_s(self) -> float | None:
+        """Output tokens/s of the measured deployment: the measured figure, else the closed loop's
+        N x osl / (TTFT + (osl - 1) x TPOT) from the measured means."""
+        if self.output_tokens_per_s is not None:
+            return self.output_tokens_per_s
+        if self.kind == "concurrency" and self.concurrency and self.ttft_ms and self.tpot_ms:
+            return self.concurrency * self.osl / ((self.ttft_ms + (self.osl - 1) * self.tpot_ms) / 1000.0)
+        return None
+
+    @property
+    def config_key(self) -> str:
+        """The configuration the row measures, without its load: rows of one sweep share it."""
+        lay = f"{self.tp}/{self.pp}/{self.attention_dp}/{self.moe_tp}/{self.moe_ep}"
+        if self.mode == "disagg" and self.prefill and self.decode:
+            lay = f"p{self.prefill.workers}x{self.prefill.layout.label()}/d{self.decode.workers}x{self.decode.layout.label()}"
+        return "|".join(
+            [self.model_id.lower(), self.system.lower(), self.engine, self.precision, self.mode, self.kind, lay, f"{self.isl:g}", f"{self.osl:g}"]
+        )
+
+    @property
+    def family(self) -> str:
+        """The model family a row belongs to (for stratifying the split and reporting)."""
+        return self.model_id.split("/")[-1].lower()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolved:
+    """A row resolved to what the model needs."""
+
+    row: MeasuredRow
+    model: ModelArch
+    model_name: str
+    gpu: Gpu
+    layout: Layout
+    weight_dtype: str
+    kv_dtype: str
+    prefill_layout: Layout | None = None
+    prefill_workers: int = 0
+    decode_workers: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skipped:
+    row: MeasuredRow
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+_REQUIRED = ("model_path", "system", "backend", "precision", "isl", "osl")
+_TTFT = ("silicon_ttft_ms", "ttft_ms")
+_TPOT = ("silicon_tpot_ms", "tpot_ms")
+
+
+def _num(value) -> float | None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _int(value, default: int) -> int:
+    x = _num(value)
+    return int(x) if x is not None and x > 0 else default
+
+
+def read_csv(path: Path | str) -> list[MeasuredRow]:
+    """Rows of a CSV in the column format of ../shared/reference/measured/ (see the module
+    docstring). A missing required column is an error naming the file and the column; a row with
+    a bad value is kept, with the reason in `invalid`."""
+    import pandas as pd
+
+    path = Path(path)
+    label = str(path)
+    if not path.is_file():
+        raise InputFileError(f"{label}: file not found")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0]}") from None
+    cols = set(df.columns)
+    for col in _REQUIRED:
+        if col not in cols:
+            raise FieldValueError(f"{label}: column {col!r}: required column is missing (the columns of ../shared/reference/measured/: {', '.join(_REQUIRED)}, ...)")
+    ttft_col = next((c for c in _TTFT if c in cols), None)
+    tpot_col = next((c for c in _TPOT if c in cols), None)
+    if ttft_col is None and tpot_col is None and "output_tokens_per_s" not in cols:
+        raise FieldValueError(f"{label}: column 'silicon_ttft_ms': no measured latency (silicon_ttft_ms / silicon_tpot_ms) or output_tokens_per_s column")
+    rows = []
+    for i, rec in enumerate(df.to_dict("records")):
+        rows.append(_csv_row(rec, i, label, ttft_col, tpot_col))
+    return rows
+
+
+def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: str | None) -> MeasuredRow:
+    get = lambda k: rec.get(k, "")  # noqa: E731
+    row_id = get("id") or f"{Path(label).name}:{index + 2}"  # line number (header is line 1)
+    mode = (get("mode") or "agg").strip().lower()
+    engine = get("backend").strip().lower()
+    isl, osl = _num(get("isl")), _num(get("osl"))
+    invalid = None
+    if isl is None or isl < 1 or osl is None or osl < 1:
+        invalid = f"isl/osl: expected token counts >= 1, got {get('isl')!r}/{get('osl')!r}"
+    rate = _num(get("request_rate_rps"))
+    conc = _num(get("concurrency"))
+    dp = _int(get("attention_dp_size"), 1)
+    if conc is None:
+        batch = _num(get("batch_size"))
+        if batch is not None and batch > 0:
+            conc = batch * dp if mode == "agg" else batch
+        else:
+            m = _CONCURRENCY_IN_SOURCE.search(get("silicon_data_source"))
+            conc = float(m.group(1)) if m else None
+    kind = "rate" if rate is not None and rate > 0 else "concurrency"
+    if kind == "concurrency" and (conc is None or conc <= 0):
+        invalid = invalid or "no concurrency: batch_size (or concurrency) missing and none in silicon_data_source"
+    ttft = _num(get(ttft_col)) if ttft_col else None
+    tpot = _num(get(tpot_col)) if tpot_col else None
+    thr = _num(get("output_tokens_per_s"))
+    if ttft is None and tpot is None and thr is None:
+        invalid = invalid or "no measured TTFT, TPOT or throughput"
+    for name, value in (("ttft", ttft), ("tpot", tpot)):
+        if value is not None and value <= 0:
+            invalid = invalid or f"{name}: expected a positive time in ms, got {value:g}"
+
+    prefill = decode = None
+    if mode == "disagg":
+        prefill = _worker(rec, "prefill_")
+        decode = _worker(rec, "decode_")
+    return MeasuredRow(
+        row_id=str(row_id),
+        source=get("silicon_data_source") or get("source") or label,
+        origin=label,
+        model_id=get("model_path").strip(),
+        system=get("system").strip(),
+        engine=engine,
+        engine_version=get("backend_version").strip(),
+        precision=get("precision").strip().lower(),
+        mode=mode,
+        kind=kind,
+        isl=isl or 0.0,
+        osl=osl or 0.0,
+        concurrency=conc,
+        request_rate_rps=rate,
+        tp=_int(get("tp_size"), 1),
+        pp=_int(get("pp_size"), 1),
+        attention_dp=dp,
+        moe_tp=_int(get("moe_tp_size"), 0),
+        moe_ep=_int(get("moe_ep_size"), 0),
+        prefill=prefill,
+        decode=decode,
+        kv_dtype=(get("kv_dtype").strip().lower() or None),
+        ttft_ms=ttft,
+        tpot_ms=tpot,
+        output_tokens_per_s=thr,
+        invalid=invalid,
+    )
+
+
+def _worker(rec: dict, prefix: str) -> WorkerLayout | None:
+    workers = _int(rec.get(prefix + "num_workers"), 0)
+    tp = _int(rec.get(prefix + "tp_size"), 0)
+    if not workers or not tp:
+        return None
+    dp = _int(rec.get(prefix + "attention_dp_size"), 1)
+    ep = _int(rec.get(prefix + "moe_ep_size"), 1)
+    return WorkerLayout(
+        workers=workers,
+        layout=Layout(tp=tp, pp=_int(rec.get(prefix + "pp_size"), 1), dp=dp, ep=ep),
+        batch_size=_num(rec.get(prefix + "batch_size")),
+    )
+
+
+_PUBLISHED_KEYS = (
+    "id",
+    "source",
+    "quote",
+    "benchmark",
+    "model",
+    "system",
+    "engine",
+    "precision",
+    "kind",
+    "isl",
+    "osl",
+    "tp",
+    "pp",
+    "replicas",
+    "concurrency",
+    "request_rate_rps",
+    "output_tokens_per_s",
+    "ttft_ms",
+    "tpot_ms",
+    "ttft_p99_ms",
+    "tpot_p99_ms",
+    "kv_dtype",
+    "notes",
+)
+
+
+def read_published(path: Path | str) -> list[MeasuredRow]:
+    """Rows of catalogs/measurements/published.yaml (each with `source` and `quote`)."""
+    path = Path(path)
+    label = str(path)
+    doc = Fields(read_document(path, label), label)
+    doc.check_keys(("rows", "source", "notes"))
+    raw = doc.raw.get("rows")
+    if not isinstance(raw, list):
+        raise FieldValueError(f"{label}: rows: expected a list of measurements")
+    out = []
+    for i, item in enumerate(raw):
+        f = Fields(item, label, f"rows[{i}]")
+        f.check_keys(_PUBLISHED_KEYS)
+        f.string("source")
+        kind = f.string("kind", choices=("concurrency", "rate", "offline"))
+        replicas = f.integer("replicas", 1, ge=1)
+        thr = f.number("output_tokens_per_s", None, gt=0)
+        out.append(
+            MeasuredRow(
+                row_id=f.string("id"),
+                source=f.string("source"),
+                origin=label,
+                model_id=f.string("model"),
+                system=f.string("system"),
+                engine=f.string("engine", choices=ENGINES),
+                engine_version="",
+                precision=f.string("precision"),
+                mode="agg",
+                kind=kind,
+                isl=f.number("isl", 0.0, ge=0),
+                osl=f.number("osl", 0.0, ge=0),
+                concurrency=f.number("concurrency", None, gt=0),
+                request_rate_rps=(f.number("request_rate_rps", None, gt=0) or 0) / replicas or None,
+                tp=f.integer("tp", 1, ge=1),
+                pp=f.integer("pp", 1, ge=1),
+                kv_dtype=f.string("kv_dtype", None),
+                ttft_ms=f.number("ttft_ms", None, gt=0),
+                tpot_ms=f.number("tpot_ms", None, gt=0),
+                ttft_p99_ms=f.number("ttft_p99_ms", None, gt=0),
+                tpot_p99_ms=f.number("tpot_p99_ms", None, gt=0),
+                output_tokens_per_s=thr / replicas if thr else None,
+                invalid=None if f.number("isl", 0.0) > 0 and f.number("osl", 0.0) > 0 else "input/output lengths not given by the source",
+            )
+        )
+    return out
+
+
+def shipped_dir() -> Path:
+    from .catalog import default_catalog_dir
+
+    return default_catalog_dir() / "measurements"
+
+
+def shipped_rows(root: Path | None = None) -> list[MeasuredRow]:
+    """Every row of the shipped measurement table (catalogs/measurements/)."""
+    root = Path(root) if root is not None else shipped_dir()
+    rows: list[MeasuredRow] = []
+    for csv in sorted(root.glob("*.csv")):
+        rows.extend(read_csv(csv))
+    for yml in sorted(root.glob("*.yaml")):
+        if yml.name == "sources.yaml":
+            continue
+        rows.extend(read_published(yml))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolving a row to a model, a device and a layout
+# ---------------------------------------------------------------------------------------------
+
+
+def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | str:
+    key = row.model_id.strip()
+    entry = catalog.find_model(key) or catalog.find_model(key.split("/")[-1])
+    name = entry.name if entry else SAME_ARCHITECTURE.get(key.lower())
+    if name is None:
+        return f"model {row.model_id!r} is not in the model catalog (add its config.json under catalogs/models/)"
+    try:
+        return catalog.model(name), name
+    except SizerError as exc:
+        return f"model {row.model_id!r}: {exc}"
+
+
+def _weight_dtype(model: ModelArch, precision: str) -> str | None:
+    if not precision:
+        return model.native_weight_dtype  # no precision given: the checkpoint's own format
+    wd = PRECISIONS.get(precision)
+    if wd is None:
+        return None
+    native = model.native_weight_dtype
+    if precision == "fp4" and native == "mxfp4":
+        return "mxfp4"  # gpt-oss: the checkpoint's MXFP4 experts are its 4-bit format
+    if precision == "int4" and native == "int4":
+        return "int4"
+    return wd
+
+
+def nvlink_domain(gpu: Gpu) -> int:
+    """GPUs one NVLink domain joins: the node, or the rack for NVL72 systems (GB200/GB300),
+    whose NVSwitch trays join 72 GPUs (gpus.yaml sources of gpus_per_node)."""
+    return getattr(gpu, "nvlink_domain_gpus", None) or gpu.gpus_per_node
+
+
+def _layout_reason(model: ModelArch, gpu: Gpu, lay: Layout, moe_tp: int, moe_ep: int) -> str | None:
+    if lay.tp * lay.dp > nvlink_domain(gpu):
+        return (
+            f"tp={lay.tp} x attention_dp={lay.dp} = {lay.tp * lay.dp} GPUs per stage span more than the "
+            f"{nvlink_domain(gpu)}-GPU NVLink domain of {gpu.name}: cross-node tensor/expert parallelism is not modelled"
+        )
+    if model.num_attention_heads % lay.tp:
+        return f"{model.num_attention_heads} attention heads not divisible by tp={lay.tp}"
+    if not model.is_mla and model.num_key_value_heads % lay.tp and lay.tp % model.num_key_value_heads:
+        return f"{model.num_key_value_heads} KV heads and tp={lay.tp}: one must divide the other"
+    if model.is_moe and moe_tp and moe_ep and moe_tp * moe_ep != lay.tp * lay.dp:
+        return (
+            f"inconsistent layout: moe_tp={moe_tp} x moe_ep={moe_ep} = {moe_tp * moe_ep} GPUs for the experts, "
+            f"but tp={lay.tp} x attention_dp={lay.dp} = {lay.tp * lay.dp} GPUs per stage"
+        )
+    if model.is_moe and lay.ep > 1 and model.num_experts % lay.ep:
+        return f"{model.num_experts} experts not divisible by moe_ep={lay.ep}"
+    return None
+
+
+def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
+    """The model, device and layout of a row, or why it cannot be modelled."""
+    if row.invalid:
+        return Skipped(row=row, reason=row.invalid)
+    if row.engine not in ENGINES:
+        return Skipped(row=row, reason=f"engine {row.engine!r} not modelled (expected one of {', '.join(ENGINES)})")
+    found = _model_for(row, catalog)
+    if isinstance(found, str):
+        return Skipped(row=row, reason=found)
+    model, model_name = found
+    if model.model_type in UNMODELLED:
+        return Skipped(row=row, reason=f"{model_name}: {UNMODELLED[model.model_type]}")
+    device = SYSTEMS.get(row.system.lower(), row.system)
+    try:
+        gpu = catalog.gpu(device)
+    except SizerError:
+        return Skipped(row=row, reason=f"system {row.system!r} is not in the GPU catalog")
+    wd = _weight_dtype(model, row.precision)
+    if wd is None:
+        return Skipped(row=row, reason=f"precision {row.precision!r} not modelled (expected one of {', '.join(PRECISIONS)})")
+    if wd in ("nvfp4",) and not gpu.supports("fp4"):
+        return Skipped(row=row, reason=f"precision fp4 on {gpu.name}, which has no FP4 tensor cores in the catalog")
+    kv = row.kv_dtype or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
+    if row.mode == "disagg":
+        if row.prefill is None or row.decode is None:
+            return Skipped(
+                row=row,
+                reason="disaggregated row without worker counts (prefill_num_workers / decode_num_workers): the split of the load between workers is unknown",
+            )
+        for part in (row.prefill, row.decode):
+            reason = _layout_reason(model, gpu, part.layout, 0, 0)
+            if reason:
+                return Skipped(row=row, reason=reason)
+        return Resolved(
+            row=row,
+            model=model,
+            model_name=model_name,
+            gpu=gpu,
+            layout=row.decode.layout,
+            weight_dtype=wd,
+            kv_dtype=kv,
+            prefill_layout=row.prefill.layout,
+            prefill_workers=row.prefill.workers,
+            decode_workers=row.decode.workers,
+        )
+    if row.mode != "agg":
+        return Skipped(row=row, reason=f"mode {row.mode!r} not modelled (expected agg or disagg)")
+    dp = max(row.attention_dp, 1)
+    ep = row.moe_ep if model.is_moe and row.moe_ep > 1 else 1
+    lay = Layout(tp=row.tp, pp=row.pp, dp=dp, ep=ep)
+    reason = _layout_reason(model, gpu, lay, row.moe_tp, row.moe_ep)
+    if reason:
+        return Skipped(row=row, reason=reason)
+    return Resolved(row=row, model=model, model_name=model_name, gpu=gpu, layout=lay, weight_dtype=wd, kv_dtype=kv)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fit / score split
+# ---------------------------------------------------------------------------------------------
+
+
+def _hash(text: str) -> int:
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], 16)
+
+
+def split_roles(rows: list[MeasuredRow]) -> dict[str, str]:
+    """Row id -> "fit" or "score", deterministically.
+
+    Rows are grouped into configurations (model, system, engine, precision, layout, lengths: the
+    rows of one concurrency sweep), so a configuration is never partly fitted and partly scored.
+    Within each stratum (model family, system, engine) the configurations are ordered by a SHA-256
+    hash of their key and alternate score, fit, score, ...: every stratum with any configuration
+    appears in scoring, and one with two or more also in fitting."""
+    strata: dict[tuple[str, str, str], set[str]] = {}
+    for r in rows:
+        strata.setdefault((r.family, r.system.lower(), r.engine), set()).add(r.config_key)
+    role_of_config: dict[str, str] = {}
+    for key in sorted(strata):
+        configs = sorted(strata[key], key=lambda c: (_hash(c), c))
+        for i, c in enumerate(configs):
+            role_of_config[c] = "score" if i % 2 == 0 else "fit"
+    return {r.row_id: role_of_config[r.config_key] for r in rows}

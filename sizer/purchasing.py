@@ -1,0 +1,300 @@
+"""Purchasing inputs of a workload: what may be bought, how it is paid, and how traffic varies
+over the day. Read here, field by field, for workload.py; used by the fleet program (optimize.py).
+
+    traffic.profile           24 hourly request rates (requests/s; hour 0 = 00:00-01:00)
+    traffic.trace             a CSV of arrivals (`timestamp`, optional `prompt_tokens`,
+                              `output_tokens`): hourly rates and, when given, length percentiles
+    constraints               available_gpus, budget_usd_per_hour | budget_usd_per_month,
+                              min_replicas, redundancy, allow_cross_node, instance_gpus
+    pricing                   provider and kind (on_demand | reserved_1y | reserved_3y | spot |
+                              mixed: a reserved base paid every hour plus on-demand replicas paid
+                              in the hours they run)
+    search.size_buckets       prompt-length percentiles at which the traffic is split for a mixed
+                              fleet (default [50, 90] when search.max_configurations > 1)
+
+Units: requests/s, USD per hour or per month, GPUs. The month is 365/12 days (730 hours).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import FieldTypeError, FieldValueError, InputFileError
+from .schema import Fields
+
+HOURS_PER_DAY = 24
+DAYS_PER_MONTH = 365 / 12  # 30.4167: a month of a 365-day year
+HOURS_PER_MONTH = HOURS_PER_DAY * DAYS_PER_MONTH  # 730
+REDUNDANCY = ("none", "n_plus_1")
+PRICING_KIND_CHOICES = ("on_demand", "reserved_1y", "reserved_3y", "spot", "mixed")
+RESERVED_KINDS = ("reserved_1y", "reserved_3y")
+DEFAULT_SIZE_BUCKETS = (50.0, 90.0)
+
+CONSTRAINT_KEYS = (
+    "available_gpus",
+    "budget_usd_per_hour",
+    "budget_usd_per_month",
+    "min_replicas",
+    "redundancy",
+    "allow_cross_node",
+    "instance_gpus",
+)
+PRICING_KEYS = ("provider", "kind", "reserved_kind")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Constraints:
+    """Purchasing constraints; each becomes a named constraint of the program (optimize.py)."""
+
+    available_gpus: tuple[tuple[str, int], ...] = ()  # (device, GPUs that can be rented at once)
+    budget_usd_per_hour: float | None = None  # no hour of the day may cost more
+    budget_usd_per_month: float | None = None  # the day's cost x 365/12
+    min_replicas: int = 0  # at least this many replicas in every hour (0: no floor)
+    redundancy: str = "none"  # "n_plus_1": capacity holds with any one replica lost
+    allow_cross_node: bool = False  # a TP group may span rented instances
+    instance_gpus: tuple[tuple[str, int], ...] = ()  # (device, GPUs per rented instance), overriding the catalog
+
+    def available(self, device: str) -> int | None:
+        return dict(self.available_gpus).get(device)
+
+    def instance_size(self, device: str) -> int | None:
+        return dict(self.instance_gpus).get(device)
+
+    @property
+    def n_plus_1(self) -> bool:
+        return self.redundancy == "n_plus_1"
+
+    @property
+    def any(self) -> bool:
+        return self != Constraints()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pricing:
+    provider: str = "any"
+    kind: str = "on_demand"  # PRICING_KIND_CHOICES
+    reserved_kind: str | None = None  # the committed base's kind when kind is "mixed"
+
+    @property
+    def candidate_kind(self) -> str:
+        """The catalog kind candidates are priced at: on-demand for a mixed fleet (its burst)."""
+        return "on_demand" if self.kind == "mixed" else self.kind
+
+    @property
+    def hourly_kind(self) -> str | None:
+        """The catalog kind of replicas paid by the hour (None when every replica is committed)."""
+        if self.kind == "mixed":
+            return "on_demand"
+        return None if self.kind in RESERVED_KINDS else self.kind
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceSummary:
+    """What a trace of arrivals gives: hourly rates and, when it has the columns, lengths."""
+
+    profile_rps: tuple[float, ...]
+    requests: int
+    span_s: float
+    prompt_tokens: tuple[float, ...] = ()  # every request's prompt length, when the column is there
+    output_tokens: tuple[float, ...] = ()
+
+
+# ------------------------------------------------------------------------------------------------
+# parsing
+# ------------------------------------------------------------------------------------------------
+
+
+def parse_profile(t: Fields) -> tuple[float, ...]:
+    """traffic.profile: 24 hourly rates >= 0, not all zero."""
+    raw = t.raw.get("profile")
+    where = f"{t.file}: {'.'.join(p for p in (t.path, 'profile') if p)}"
+    if not isinstance(raw, list):
+        raise FieldTypeError(f"{where}: expected a list of {HOURS_PER_DAY} hourly request rates (requests/s, hour 0 = 00:00-01:00), got {_kind(raw)}")
+    if len(raw) != HOURS_PER_DAY:
+        raise FieldValueError(f"{where}: expected {HOURS_PER_DAY} hourly request rates (hour 0 = 00:00-01:00), got {len(raw)}")
+    out = []
+    for i, v in enumerate(raw):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise FieldTypeError(f"{where}[{i}]: expected a number of requests/s, got {_kind(v)}")
+        if not math.isfinite(v) or v < 0:
+            raise FieldValueError(f"{where}[{i}]: expected a number >= 0, got {v:g}")
+        out.append(float(v))
+    if max(out) <= 0:
+        raise FieldValueError(f"{where}: every hour is zero; expected at least one rate > 0")
+    return tuple(out)
+
+
+def parse_constraints(f: Fields, catalog) -> Constraints:
+    """The `constraints:` section; device names resolve through the catalog (with did-you-mean)."""
+    c = f.sub("constraints")
+    c.check_keys(CONSTRAINT_KEYS)
+    return Constraints(
+        available_gpus=_device_counts(c, "available_gpus", catalog, ge=0),
+        budget_usd_per_hour=c.number("budget_usd_per_hour", None, gt=0),
+        budget_usd_per_month=c.number("budget_usd_per_month", None, gt=0),
+        min_replicas=c.integer("min_replicas", None, ge=1) or 0,
+        redundancy=c.string("redundancy", "none", choices=REDUNDANCY),
+        allow_cross_node=c.boolean("allow_cross_node", False),
+        instance_gpus=_device_counts(c, "instance_gpus", catalog, ge=1),
+    )
+
+
+def _device_counts(c: Fields, key: str, catalog, ge: int) -> tuple[tuple[str, int], ...]:
+    if not c.has(key):
+        return ()
+    sub = c.sub(key)
+    out: dict[str, int] = {}
+    for name in sub.raw:
+        device = catalog.gpu(str(name), where=f"{sub.file}: {sub.path}.{name}: ").name
+        if device in out:
+            raise sub.fail_value(str(name), f"{device} is given twice (as {name!r} and an alias)")
+        out[device] = sub.integer(str(name), ge=ge)
+    return tuple(sorted(out.items()))
+
+
+def parse_pricing(f: Fields, sr: Fields, providers: list[str]) -> Pricing:
+    """Top-level `pricing:`, or the older `search.pricing` / `search.provider` (same meaning).
+    Both spellings at once is refused rather than one silently winning."""
+    from .errors import UnknownNameError, did_you_mean
+
+    p = f.sub("pricing")
+    p.check_keys(PRICING_KEYS)
+    for new, old in (("kind", "pricing"), ("provider", "provider")):
+        if p.has(new) and sr.has(old):
+            raise p.fail_value(new, f"also given as search.{old}; keep one (pricing.{new} is the current spelling)")
+    if p.has("kind"):
+        kind = p.string("kind", choices=PRICING_KIND_CHOICES)
+    else:
+        kind = sr.string("pricing", "on_demand", choices=tuple(k for k in PRICING_KIND_CHOICES if k != "mixed"))
+    if p.has("provider"):
+        provider, field = p.string("provider"), "pricing.provider"
+    else:
+        provider, field = sr.string("provider", "any"), "search.provider"
+    if provider != "any" and provider not in providers:
+        raise UnknownNameError(
+            f"{f.file}: {field}: unknown provider {provider!r}{did_you_mean(provider, providers)}; the catalog has: any, {', '.join(providers)}"
+        )
+    reserved = p.string("reserved_kind", None, choices=RESERVED_KINDS)
+    if reserved is not None and kind != "mixed":
+        raise p.fail_value("reserved_kind", f"applies to kind mixed only (kind is {kind})")
+    if kind == "mixed":
+        reserved = reserved or "reserved_1y"
+    return Pricing(provider=provider, kind=kind, reserved_kind=reserved)
+
+
+def parse_size_buckets(sr: Fields, max_configurations: int) -> tuple[float, ...]:
+    """search.size_buckets: increasing prompt-length percentiles in (0, 100) at which to split,
+    an integer N (N equal-probability buckets), or [] (no split)."""
+    where = f"{sr.file}: {'.'.join(p for p in (sr.path, 'size_buckets') if p)}"
+    if "size_buckets" not in sr.raw:
+        return DEFAULT_SIZE_BUCKETS if max_configurations > 1 else ()
+    raw = sr.raw["size_buckets"]
+    if raw is None or raw == []:
+        return ()
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        if not 1 <= raw <= 20:
+            raise FieldValueError(f"{where}: expected a number of buckets from 1 to 20, got {raw}")
+        return tuple(100.0 * i / raw for i in range(1, raw))
+    if not isinstance(raw, list):
+        raise FieldTypeError(f"{where}: expected a list of prompt-length percentiles such as [50, 90], a number of buckets, or [], got {_kind(raw)}")
+    out = []
+    for i, v in enumerate(raw):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise FieldTypeError(f"{where}[{i}]: expected a percentile, got {_kind(v)}")
+        if not 0 < v < 100:
+            raise FieldValueError(f"{where}[{i}]: expected a percentile > 0 and < 100, got {v:g}")
+        if out and v <= out[-1]:
+            raise FieldValueError(f"{where}[{i}]: percentiles must increase ({v:g} after {out[-1]:g})")
+        out.append(float(v))
+    return tuple(out)
+
+
+def _kind(v) -> str:
+    if v is None:
+        return "nothing (null)"
+    if isinstance(v, bool):
+        return f"a boolean ({v})"
+    if isinstance(v, (int, float)):
+        return f"a number ({v:g})"
+    if isinstance(v, str):
+        return f"a string ({v!r})"
+    if isinstance(v, Mapping):
+        return "a mapping"
+    if isinstance(v, list):
+        return "a list"
+    return type(v).__name__
+
+
+# ------------------------------------------------------------------------------------------------
+# traces
+# ------------------------------------------------------------------------------------------------
+
+
+def _seconds(text: str, where: str) -> float:
+    """Epoch seconds, or an ISO 8601 time read on its own clock (its hour is the hour of day)."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise FieldValueError(f"{where}: expected epoch seconds or an ISO 8601 time, got {text!r}") from None
+    # wall-clock time as written: hour 0 of the profile is midnight on the trace's own clock
+    return stamp.replace(tzinfo=timezone.utc).timestamp()
+
+
+def read_trace(path: Path, label: str) -> TraceSummary:
+    """Hourly arrival rates (requests/s, by hour of day) from a CSV of arrivals.
+
+    rate[h] = arrivals whose hour of day is h / seconds of the trace's span [first, last arrival]
+    that fall in hour h of some day. The span must cover every hour of the day at least once."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFileError(f"{label}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"{label}: cannot read: {exc}") from None
+    rows = list(csv.DictReader(text.splitlines()))
+    header = rows[0].keys() if rows else []
+    if "timestamp" not in header:
+        raise FieldValueError(f"{label}: expected a CSV with a 'timestamp' column (and optionally prompt_tokens, output_tokens)")
+    times, prompts, outputs = [], [], []
+    for i, row in enumerate(rows, start=2):
+        times.append(_seconds(row["timestamp"] or "", f"{label}: line {i}: timestamp"))
+        for col, sink in (("prompt_tokens", prompts), ("output_tokens", outputs)):
+            if col in row:
+                value = row[col]
+                try:
+                    n = float(value)
+                except (TypeError, ValueError):
+                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number of tokens, got {value!r}") from None
+                if not n >= 1:
+                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number >= 1, got {value}")
+                sink.append(n)
+    if len(times) < 2:
+        raise FieldValueError(f"{label}: expected at least two arrivals, got {len(times)}")
+    start, end = min(times), max(times)
+    exposure = [0.0] * HOURS_PER_DAY
+    slot = math.floor(start / 3600)
+    while slot * 3600 < end:
+        lo, hi = max(start, slot * 3600.0), min(end, (slot + 1) * 3600.0)
+        exposure[slot % HOURS_PER_DAY] += max(hi - lo, 0.0)
+        slot += 1
+    missing = [h for h in range(HOURS_PER_DAY) if exposure[h] <= 0]
+    if missing:
+        raise FieldValueError(
+            f"{label}: the trace spans {(end - start) / 3600:.1f} hours and misses hour(s) {', '.join(map(str, missing))} of the day; "
+            "give at least one full day of arrivals"
+        )
+    counts = [0] * HOURS_PER_DAY
+    for t in times:
+        counts[math.floor(t / 3600) % HOURS_PER_DAY] += 1
+    profile = tuple(counts[h] / exposure[h] for h in range(HOURS_PER_DAY))
+    return TraceSummary(profile_rps=profile, requests=len(times), span_s=end - start, prompt_tokens=tuple(prompts), output_tokens=tuple(outputs))

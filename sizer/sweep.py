@@ -1,0 +1,239 @@
+"""`sizer sweep`: the plan and its cost at each value of one parameter, the best single-
+configuration cost on every device at each value, and where the choice of hardware flips.
+
+Parameters (one per sweep):
+    requests_per_s       the steady rate (a daily profile is scaled so that its peak is the value)
+    scale                multiplies the traffic (rate, or every hour of the profile)
+    price_scale          multiplies the price of every GPU-hour (or of one device's: `device`)
+    ttft_p99_s           the TTFT p99 bound, seconds
+    tpot_p99_s           the TPOT p99 bound, seconds
+    context_percentile   the percentile of prompt + output lengths sequences are admitted against
+
+Traffic and price sweeps evaluate the candidates once (a replica's largest rate does not depend
+on the fleet's demand, nor on prices) and solve the program at each point; SLO and context sweeps
+re-evaluate at each point. The library never prints: `progress(done, total, value)` is called
+after each point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from .candidates import evaluate_candidates
+from .catalog import Catalog
+from .errors import InfeasibleError, InputError
+from .fleet import best_single_plans, build_problem, evaluate_ranges, single_plan, size_ranges
+from .optimize import DEFAULT_TIME_LIMIT_S, Plan, check_context, plan
+from .workload import Workload
+
+PARAMETERS = ("requests_per_s", "scale", "price_scale", "ttft_p99_s", "tpot_p99_s", "context_percentile")
+_UNITS = {
+    "requests_per_s": "req/s",
+    "scale": "x traffic",
+    "price_scale": "x price",
+    "ttft_p99_s": "s",
+    "tpot_p99_s": "s",
+    "context_percentile": "percentile",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepPoint:
+    value: float
+    status: str  # "optimal", "feasible" (time limit), or "infeasible"
+    plan: Plan | None
+    reason: str | None
+    device_costs_usd_per_hour: tuple[tuple[str, float | None], ...]  # best single-configuration fleet per device
+
+    @property
+    def hardware(self) -> str:
+        """The plan's devices (the choice whose flips are reported)."""
+        if self.plan is None:
+            return "none"
+        return " + ".join(sorted({d.candidate.config.device for d in self.plan.deployments}))
+
+    @property
+    def configuration(self) -> str:
+        if self.plan is None:
+            return "none"
+        return " + ".join(
+            f"{d.replicas} x {d.candidate.config.label()}" + ("" if d.size_range == "all" else f" [{d.size_range}]") for d in self.plan.deployments
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flip:
+    """Between two consecutive points the plan's hardware changes."""
+
+    before: float
+    after: float
+    from_hardware: str
+    to_hardware: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepResult:
+    workload: Workload
+    parameter: str
+    device: str | None  # price_scale of one device only
+    points: tuple[SweepPoint, ...]
+
+    @property
+    def unit(self) -> str:
+        return _UNITS[self.parameter]
+
+    @property
+    def flips(self) -> tuple[Flip, ...]:
+        out = []
+        for a, b in zip(self.points, self.points[1:]):
+            if a.hardware != b.hardware:
+                out.append(Flip(before=a.value, after=b.value, from_hardware=a.hardware, to_hardware=b.hardware))
+        return tuple(out)
+
+
+def parse_values(text: str, option: str) -> tuple[float, ...]:
+    """'1,2,5,10' (a list) or 'a:b:n' (n evenly spaced values from a to b inclusive)."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
+            if n < 1:
+                raise ValueError
+            if n == 1:
+                return (a,)
+            return tuple(a + (b - a) * i / (n - 1) for i in range(n))
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+        if not values:
+            raise ValueError
+        return values
+    except ValueError:
+        raise InputError(f"{option}: expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
+
+
+def _check(parameter: str, values: tuple[float, ...], option: str) -> None:
+    for v in values:
+        if parameter == "context_percentile":
+            if not 0 < v < 100:
+                raise InputError(f"{option}: expected percentiles > 0 and < 100, got {v:g}")
+        elif v <= 0:
+            raise InputError(f"{option}: expected values > 0, got {v:g}")
+
+
+def _traffic(workload: Workload, parameter: str, value: float) -> Workload:
+    t = workload.traffic
+    if parameter == "requests_per_s":
+        factor = value / t.requests_per_s
+    else:
+        factor = value
+    profile = tuple(r * factor for r in t.profile_rps)
+    return replace(workload, traffic=replace(t, requests_per_s=t.requests_per_s * factor, profile_rps=profile))
+
+
+def _with_slo(workload: Workload, key: str, value: float) -> Workload:
+    bounds = dict(getattr(workload.slo, key))
+    bounds["p99"] = value
+    ordered = tuple((k, bounds[k]) for k in ("p50", "p90", "p95", "p99") if k in bounds)
+    return replace(workload, slo=replace(workload.slo, **{key: ordered}))
+
+
+def _scaled_catalog(catalog: Catalog, factor: float, device: str | None) -> Catalog:
+    prices = tuple(
+        replace(p, usd_per_gpu_hour=p.usd_per_gpu_hour * factor) if device is None or p.device == device else p for p in catalog.prices
+    )
+    return replace(catalog, prices=prices)
+
+
+def sweep(
+    workload: Workload,
+    catalog: Catalog,
+    parameter: str,
+    values: tuple[float, ...],
+    *,
+    device: str | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+    time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
+    option: str = "",
+) -> SweepResult:
+    """Plan the workload at each value of `parameter`."""
+    if parameter not in PARAMETERS:
+        raise InputError(f"sweep parameter: expected one of {', '.join(PARAMETERS)}, got {parameter!r}")
+    _check(parameter, values, option or f"--{parameter.replace('_', '-')}")
+    if device is not None:
+        device = catalog.gpu(device, where="--price-device: ").name
+    check_context(workload)
+    reuse = parameter in ("requests_per_s", "scale", "price_scale")
+    evaluated = by_range = None
+    if reuse:
+        evaluated = evaluate_candidates(workload, catalog)
+        by_range = evaluate_ranges(workload, catalog, evaluated, size_ranges(workload.search.size_buckets))
+    points = []
+    for i, value in enumerate(values):
+        w, cat = workload, catalog
+        if parameter in ("requests_per_s", "scale"):
+            w = _traffic(workload, parameter, value)
+        elif parameter == "price_scale":
+            cat = _scaled_catalog(catalog, value, device)
+        elif parameter == "ttft_p99_s":
+            w = _with_slo(workload, "ttft_s", value)
+        elif parameter == "tpot_p99_s":
+            w = _with_slo(workload, "tpot_s", value)
+        else:
+            w = replace(workload, memory=replace(workload.memory, context_percentile=value))
+        points.append(_point(w, cat, value, evaluated, by_range, time_limit_s))
+        if progress is not None:
+            progress(i + 1, len(values), value)
+    return SweepResult(workload=workload, parameter=parameter, device=device, points=tuple(points))
+
+
+def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, time_limit_s) -> SweepPoint:
+    costs: tuple[tuple[str, float | None], ...] = ()
+    try:
+        check_context(w)
+        ev = evaluated if evaluated is not None else evaluate_candidates(w, catalog)
+        problem = build_problem(w, catalog, ev, by_range=by_range)
+        devices = w.search.devices
+        plans = [single_plan(o, problem) for o in problem.options]
+        singles = best_single_plans(problem, plans=plans)
+        costs = tuple((d, singles[d].cost_usd_per_hour if d in singles and singles[d].feasible else None) for d in devices)
+        p = plan(w, catalog, ev, time_limit_s=time_limit_s, problem=problem, analyse_constraints=False, alternatives=False, single_plans=plans)
+    except InfeasibleError as exc:
+        return SweepPoint(value=value, status="infeasible", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)
+    return SweepPoint(value=value, status=p.status, plan=p, reason=None, device_costs_usd_per_hour=costs)
+
+
+def point_to_dict(result: SweepResult, point: SweepPoint) -> dict:
+    p = point.plan
+    out = {
+        result.parameter: round(point.value, 9),
+        "status": point.status,
+        "hardware": point.hardware,
+        "configuration": point.configuration,
+        "requests_per_s": None if p is None else p.demand_rps,
+        "gpus": None if p is None else max((h.gpus for h in p.schedule), default=sum(d.gpus for d in p.deployments)),
+        "cost_usd_per_hour": None if p is None else round(p.cost_usd_per_hour, 6),
+        "cost_usd_per_day": None if p is None else round(p.cost_usd_per_day, 6),
+        "cost_usd_per_million_tokens": None if p is None else round(p.cost_usd_per_million_tokens, 6),
+        "mix_saving_vs_single_fraction": None if p is None or p.mix_saving_vs_single_fraction is None else round(p.mix_saving_vs_single_fraction, 6),
+        "reserved_replicas": None if p is None else p.reserved_replicas,
+        "on_demand_peak_replicas": None if p is None else p.on_demand_peak_replicas,
+        "device_cost_usd_per_hour": {d: (None if c is None else round(c, 6)) for d, c in point.device_costs_usd_per_hour},
+        "reason": point.reason,
+    }
+    return out
+
+
+def sweep_to_dict(result: SweepResult) -> dict:
+    return {
+        "workload": result.workload.name,
+        "parameter": result.parameter,
+        "unit": result.unit,
+        "price_device": result.device,
+        "points": [point_to_dict(result, p) for p in result.points],
+        "flips": [
+            {"before": round(f.before, 9), "after": round(f.after, 9), "from": f.from_hardware, "to": f.to_hardware} for f in result.flips
+        ],
+    }

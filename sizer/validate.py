@@ -1,0 +1,600 @@
+"""`sizer validate`: the model against measured serving results, row by row, with its error.
+
+For every row the model predicts what the row measured, under the benchmark the row describes
+(sizer/measurements.py `kind`):
+
+    concurrency   queueing.closed_loop: N clients, fixed isl/osl, ten waves of N (the harness's)
+    rate          queueing.open_loop: Poisson arrivals at the measured rate
+    offline       queueing.offline: every request queued at once, throughput only
+    disagg        prefill and decode on separate workers: TPOT from the decode workers' closed loop
+                  with no prompt in their steps, TTFT from the prefill workers' queue plus the
+                  KV-cache transfer over the link
+
+and scores it: absolute percentage error |predicted - measured| / measured for mean TTFT, mean
+TPOT and output-token throughput (measured, or derived from the measured means for a closed loop:
+N x osl / (TTFT + (osl - 1) x TPOT)), then the median and 90th percentile over rows, overall and by
+device, engine and model family.
+
+Rows used to fit the efficiency factors (`sizer calibrate`) and rows used to score are disjoint:
+measurements.split_roles assigns each configuration to one side, deterministically. The output
+names each row's role and reports the two sides separately; the acceptance figures are the
+scoring rows'.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import Catalog
+from .efficiency import EfficiencyTable, efficiency_table
+from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
+from .perf import StepModel, build_step_model, stage_shape
+from .queueing import closed_loop, offline, open_loop
+from .units import GIB
+
+# Memory the runtime keeps outside weights and KV (activations of one step, CUDA graphs, NCCL
+# buffers), per GPU, when sizing the KV pool of a measured deployment. vLLM logs ~1-3 GiB of
+# activation peak and non-torch memory at 8,192 batched tokens (engines.py); 2 GiB sits in that range.
+RUNTIME_RESERVE_BYTES = 2.0 * GIB
+
+METRICS = ("ttft", "tpot", "throughput")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setup:
+    """Everything the prediction of a list of resolved rows needs, built once (arrays per row)."""
+
+    resolved: tuple[Resolved, ...]
+    step: StepModel  # decode (or aggregated) replica of each row
+    prefill_step: StepModel | None  # prefill workers of disaggregated rows (same order; agg rows repeat `step`)
+    kind: np.ndarray  # 0 concurrency, 1 rate, 2 offline, 3 disagg
+    concurrency: np.ndarray
+    rate_rps: np.ndarray
+    isl: np.ndarray
+    osl: np.ndarray
+    capacity: np.ndarray  # sequences one replica (or decode worker) admits
+    budget: np.ndarray  # prompt tokens per step (per attention rank)
+    decode_workers: np.ndarray
+    prefill_workers: np.ndarray
+    kv_transfer_s: np.ndarray  # disagg: moving one prompt's KV from prefill to decode worker
+
+    @property
+    def size(self) -> int:
+        return len(self.resolved)
+
+
+_KINDS = {"concurrency": 0, "rate": 1, "offline": 2}
+
+
+def _engine_settings(res: Resolved, layout_tp: int):
+    from .engines import EngineOverrides, engine_policy
+
+    ctx = int(res.row.isl + res.row.osl)
+    return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=EngineOverrides(), max_model_len=ctx)
+
+
+def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
+    """(sequences one replica admits, prompt tokens per step) for a resolved row.
+
+    KV pool per GPU by the engine's rule (vLLM: fraction x total - weights - reserve; SGLang:
+    fraction x total - weights; TRT-LLM: fraction x (total - weights - reserve)), fractions from
+    engines.py; each attention rank holds its own sequences. A sequence is charged isl + osl
+    tokens under TRT-LLM (its default scheduler reserves the whole sequence) and isl + osl/2 under
+    vLLM and SGLang (blocks grow with the output; running sequences are half-way on average)."""
+    lay = layout or res.layout
+    shape = stage_shape(res.model, lay.tp, lay.pp, res.weight_dtype, res.kv_dtype, lay.dp, lay.ep)
+    settings = _engine_settings(res, lay.tp)
+    usable = res.gpu.usable_memory_bytes
+    weights = shape.dense_weight_bytes + shape.expert_weight_bytes
+    f = settings.memory_fraction
+    engine = res.row.engine
+    if engine == "trtllm":
+        pool = f * (usable - weights - RUNTIME_RESERVE_BYTES)
+    elif engine == "sglang":
+        pool = f * usable - weights
+    else:
+        pool = f * usable - weights - RUNTIME_RESERVE_BYTES
+    isl, osl = res.row.isl, res.row.osl
+    held = isl + (osl if engine == "trtllm" else osl / 2)
+    window = res.model.sliding_window
+    full = shape.attention_layers_full
+    sliding = shape.attention_layers_sliding
+    per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held))
+    seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
+    return float(seqs), float(settings.max_num_batched_tokens)
+
+
+def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = None) -> Setup:
+    """Stack resolved rows into arrays and step models (one pass, reused by the calibration)."""
+    table = efficiency if efficiency is not None else efficiency_table()
+    rows_step = []
+    rows_prefill = []
+    engines = []
+    kind, conc, rate, isl, osl, cap, budget, dw, pw, xfer = ([] for _ in range(10))
+    for res in resolved:
+        r = res.row
+        rows_step.append((res.model, res.gpu, res.layout, res.weight_dtype, res.kv_dtype))
+        rows_prefill.append((res.model, res.gpu, res.prefill_layout or res.layout, res.weight_dtype, res.kv_dtype))
+        engines.append(r.engine)
+        seqs, tokens = kv_capacity_sequences(res)
+        cap.append(seqs)
+        budget.append(tokens)
+        kind.append(3 if r.mode == "disagg" else _KINDS[r.kind])
+        conc.append(r.concurrency or 0.0)
+        rate.append(r.request_rate_rps or 0.0)
+        isl.append(r.isl)
+        osl.append(r.osl)
+        dw.append(float(res.decode_workers or 1))
+        pw.append(float(res.prefill_workers or 1))
+        if r.mode == "disagg":
+            shape = stage_shape(res.model, res.layout.tp, res.layout.pp, res.weight_dtype, res.kv_dtype, res.layout.dp, res.layout.ep)
+            kv_bytes = r.isl * shape.kv_bytes_per_token_per_layer * res.model.num_hidden_layers
+            xfer.append(kv_bytes / (res.gpu.link_bytes_per_s * res.prefill_layout.gpus))
+        else:
+            xfer.append(0.0)
+    versions = [res.row.engine_version for res in resolved]
+    step = build_step_model(rows_step, engine=engines, efficiency=table, engine_version=versions)
+    prefill_step = build_step_model(rows_prefill, engine=engines, efficiency=table, engine_version=versions)
+    f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
+    return Setup(
+        resolved=tuple(resolved),
+        step=step,
+        prefill_step=prefill_step,
+        kind=np.asarray(kind, dtype=int),
+        concurrency=f(conc),
+        rate_rps=f(rate),
+        isl=f(isl),
+        osl=f(osl),
+        capacity=f(cap),
+        budget=f(budget),
+        decode_workers=f(dw),
+        prefill_workers=f(pw),
+        kv_transfer_s=f(xfer),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Predicted:
+    """Predicted means per row (arrays): seconds, and output tokens/s of the whole deployment."""
+
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    output_tokens_per_s: np.ndarray
+
+
+def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel | None = None) -> Predicted:
+    """Predictions for every row of `setup` (optionally under other factors: the calibration)."""
+    step = step if step is not None else setup.step
+    pstep = prefill_step if prefill_step is not None else setup.prefill_step
+    n = setup.size
+    ttft = np.full(n, np.nan)
+    tpot = np.full(n, np.nan)
+    thr = np.full(n, np.nan)
+
+    idx = np.flatnonzero(setup.kind == 0)
+    if idx.size:
+        s = step.take(idx)
+        out = closed_loop(s, setup.concurrency[idx], setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx])
+        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
+    idx = np.flatnonzero(setup.kind == 1)
+    if idx.size:
+        s = step.take(idx)
+        out = open_loop(s, setup.rate_rps[idx], setup.isl[idx], setup.osl[idx], setup.budget[idx])
+        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
+    idx = np.flatnonzero(setup.kind == 2)
+    if idx.size:
+        s = step.take(idx)
+        out = offline(s, setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx])
+        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
+    idx = np.flatnonzero(setup.kind == 3)
+    if idx.size:
+        out_t, out_p, out_r = _disagg(setup, idx, step.take(idx), pstep.take(idx))
+        ttft[idx], tpot[idx], thr[idx] = out_t, out_p, out_r
+    return Predicted(ttft_s=ttft, tpot_s=tpot, output_tokens_per_s=thr)
+
+
+def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Disaggregated serving, closed loop of N clients.
+
+    Decode: N / decode_workers sequences per decode worker, steps with no prompt in them (the
+    closed loop with an isl-token context and no prefill work). Prefill: a prompt alone takes
+    prefill_s; a worker busy with many prompts (batched in its steps, one per attention rank and
+    more) spends isl x prefill_per_token_s worker-seconds on each. Completions arrive at rate r;
+    the prefill pool is an M/D/c queue approximated by M/D/1 with c-fold service rate; TTFT = wait +
+    prefill + KV transfer. A share burst_fraction of prompts arrive in a wave of N, queued over the
+    prefill workers."""
+    n = setup.concurrency[idx]
+    isl, osl = setup.isl[idx], setup.osl[idx]
+    workers_d = setup.decode_workers[idx]
+    workers_p = setup.prefill_workers[idx]
+    per_worker = np.maximum(n / workers_d, 1.0)
+    steps = np.maximum(osl - 1, 1.0)
+    ctx = isl + osl / 2
+    capacity = setup.capacity[idx]
+    admitted = np.minimum(per_worker, np.maximum(np.floor(capacity), 1.0))
+    t_mem, t_comp, rest = dstep.decode_parts(admitted, ctx)
+    tpot = np.maximum(t_mem, t_comp) + rest
+    latency = pstep.prefill_s(isl)  # one prompt alone, start to first token
+    work = isl * pstep.prefill_per_token_s(isl)  # worker-seconds per prompt when prompts share steps (all attention ranks busy)
+    xfer = setup.kv_transfer_s[idx]
+    # rate of the whole deployment: N clients cycling through TTFT + (osl-1) TPOT; solve for TTFT by fixed point
+    ttft = latency + xfer + pstep.request_overhead_s
+    for _ in range(30):
+        rate = n / (ttft + steps * tpot)
+        rho = np.minimum(rate * work / workers_p, 0.999)
+        wait = rho / (2 * (1 - rho)) * work / workers_p
+        burst = (n / workers_p + 1) / 2 * work + latency
+        steady = wait + latency + xfer + pstep.request_overhead_s
+        ttft = steady + np.maximum(burst - steady, 0.0) * pstep.burst_fraction
+    rate = n / (ttft + steps * tpot)
+    memory_wait = np.where(per_worker > admitted, (per_worker - admitted) / np.maximum(rate / workers_d, 1e-12), 0.0)
+    return ttft + memory_wait, tpot, rate * osl
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowResult:
+    row: MeasuredRow
+    role: str  # fit | score
+    model: str
+    device: str
+    layout: str
+    weight_dtype: str
+    kv_dtype: str
+    moe: bool
+    predicted_ttft_ms: float | None
+    predicted_tpot_ms: float | None
+    predicted_tokens_per_s: float | None
+
+    def ape(self, metric: str) -> float | None:
+        measured = {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
+        predicted = {"ttft": self.predicted_ttft_ms, "tpot": self.predicted_tpot_ms, "throughput": self.predicted_tokens_per_s}[metric]
+        if measured is None or predicted is None or not math.isfinite(predicted) or measured <= 0:
+            return None
+        return abs(predicted - measured) / measured * 100.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    results: tuple[RowResult, ...]
+    skipped: tuple[Skipped, ...]
+    efficiency_source: str
+    measurements: str
+    roles_used: bool  # False for a user's own file: every row is scored
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipped]]:
+    """Rows whose measured mean TPOT is below the roofline of their stated configuration are not
+    what they say: the step model at 100 % of every datasheet figure with no overhead (a lower
+    bound on any step) predicts a longer TPOT for that model, device, layout, formats and load.
+    Speculative decoding, prefix caching, or another layout or batch than recorded can do that;
+    sizer models none of them, so such rows are skipped with the numbers, in fitting and in
+    scoring alike."""
+    from .efficiency import FACTORS, Factors, table_from_factors
+
+    candidates = [r for r in resolved if r.row.tpot_ms is not None]
+    if not candidates:
+        return list(resolved), []
+    ideal = {k: 1.0 for k in FACTORS}
+    ideal.update(
+        link_latency_s=0.0,
+        step_overhead_s=0.0,
+        sequence_overhead_s=0.0,
+        request_overhead_s=0.0,
+        prefill_layer_overhead_s=0.0,
+        admission_steps=0.0,
+        burst_fraction=0.0,
+    )
+    setup = build_setup(candidates, table_from_factors(Factors(**ideal)))
+    floor_s = predict(setup).tpot_s
+    below = {}
+    for r, f in zip(candidates, floor_s):
+        if np.isfinite(f) and r.row.tpot_ms / 1000.0 < f:
+            below[r.row.row_id] = (
+                f"measured TPOT {r.row.tpot_ms:.2f} ms is below {f * 1000:.2f} ms, the roofline of the stated configuration "
+                f"({r.layout.label()}, {r.weight_dtype} weights, {r.kv_dtype} KV, {r.row.concurrency or r.row.request_rate_rps:g} "
+                f"{'clients' if r.row.kind == 'concurrency' else 'req/s'}) at 100 % of the datasheet bandwidth and compute: "
+                "speculative decoding, prefix caching or another layout than recorded"
+            )
+    keep = [r for r in resolved if r.row.row_id not in below]
+    return keep, [Skipped(row=r.row, reason=below[r.row.row_id]) for r in resolved if r.row.row_id in below]
+
+
+def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: EfficiencyTable | None = None, roles: dict[str, str] | None = None, label: str = "") -> Report:
+    """Predict and score `rows`. `roles` (row id -> fit/score) marks the fit/score split; without
+    it every row is a scoring row (a user's own measurements, never used in the fit)."""
+    table = efficiency if efficiency is not None else efficiency_table(catalog.root)
+    resolved: list[Resolved] = []
+    skipped: list[Skipped] = []
+    for row in rows:
+        r = resolve(row, catalog)
+        (resolved if isinstance(r, Resolved) else skipped).append(r)
+    resolved, below = roofline_check(resolved)
+    skipped.extend(below)
+    results: list[RowResult] = []
+    if resolved:
+        setup = build_setup(resolved, table)
+        pred = predict(setup)
+        for i, res in enumerate(resolved):
+            results.append(
+                RowResult(
+                    row=res.row,
+                    role=(roles or {}).get(res.row.row_id, "score"),
+                    model=res.model_name,
+                    device=res.gpu.name,
+                    layout=_layout_label(res),
+                    weight_dtype=res.weight_dtype,
+                    kv_dtype=res.kv_dtype,
+                    moe=res.model.is_moe,
+                    predicted_ttft_ms=_finite(pred.ttft_s[i] * 1000) if res.row.ttft_ms is not None or res.row.kind != "offline" else None,
+                    predicted_tpot_ms=_finite(pred.tpot_s[i] * 1000),
+                    predicted_tokens_per_s=_finite(pred.output_tokens_per_s[i]),
+                )
+            )
+    source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
+    return Report(results=tuple(results), skipped=tuple(skipped), efficiency_source=source, measurements=label, roles_used=roles is not None)
+
+
+def _layout_label(res: Resolved) -> str:
+    if res.prefill_layout is not None:
+        return f"prefill {res.prefill_workers}x[{res.prefill_layout.label()}] decode {res.decode_workers}x[{res.layout.label()}]"
+    return res.layout.label()
+
+
+def validate_shipped(catalog: Catalog, *, efficiency: EfficiencyTable | None = None) -> Report:
+    """The shipped measurement table, split into fit and score rows."""
+    from .measurements import shipped_rows
+
+    rows = shipped_rows(catalog.root / "measurements")
+    return validate_rows(rows, catalog, efficiency=efficiency, roles=split_roles(rows), label=str(catalog.root / "measurements"))
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    return float(np.percentile(np.asarray(values, dtype=float), q, method="linear"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stats:
+    n: int
+    median_ape: dict[str, float | None]
+    p90_ape: dict[str, float | None]
+    counts: dict[str, int]
+
+
+def stats(results: Iterable[RowResult]) -> Stats:
+    results = list(results)
+    med, p90, counts = {}, {}, {}
+    for m in METRICS:
+        values = [a for a in (r.ape(m) for r in results) if a is not None]
+        med[m] = _pct(values, 50)
+        p90[m] = _pct(values, 90)
+        counts[m] = len(values)
+    return Stats(n=len(results), median_ape=med, p90_ape=p90, counts=counts)
+
+
+GROUPS = (
+    ("device", lambda r: r.device),
+    ("engine", lambda r: r.row.engine),
+    ("model", lambda r: r.model),
+    ("architecture", lambda r: "moe" if r.moe else "dense"),
+)
+
+
+def summary(report: Report, role: str | None = "score") -> dict:
+    """Median and p90 APE (percent) overall and by device, engine, model and dense/MoE, for the
+    rows of `role` (None: all rows)."""
+    chosen = [r for r in report.results if role is None or r.role == role]
+    out: dict = {"overall": _stats_dict(stats(chosen))}
+    for name, key in GROUPS:
+        groups: dict[str, list[RowResult]] = {}
+        for r in chosen:
+            groups.setdefault(key(r), []).append(r)
+        out[f"by_{name}"] = {k: _stats_dict(stats(v)) for k, v in sorted(groups.items())}
+    return out
+
+
+def _round(x: float | None, nd: int = 2) -> float | None:
+    return None if x is None else round(float(x), nd)
+
+
+def _stats_dict(s: Stats) -> dict:
+    return {
+        "n": s.n,
+        "tpot_median_ape": _round(s.median_ape["tpot"]),
+        "tpot_p90_ape": _round(s.p90_ape["tpot"]),
+        "ttft_median_ape": _round(s.median_ape["ttft"]),
+        "ttft_p90_ape": _round(s.p90_ape["ttft"]),
+        "throughput_median_ape": _round(s.median_ape["throughput"]),
+        "throughput_p90_ape": _round(s.p90_ape["throughput"]),
+    }
+
+
+def report_dict(report: Report) -> dict:
+    """The JSON contract: `rows` (measured and predicted per row), `summary` (scoring rows:
+    n, skipped, tpot/ttft median and p90 APE, throughput median and p90 APE), `by` groups,
+    `fit_summary` (fit rows, shipped table only) and `skipped` (each with its reason)."""
+    rows = []
+    for r in report.results:
+        rows.append(
+            {
+                "id": r.row.row_id,
+                "role": r.role,
+                "model": r.model,
+                "model_id": r.row.model_id,
+                "device": r.device,
+                "system": r.row.system,
+                "engine": r.row.engine,
+                "precision": r.row.precision,
+                "weight_dtype": r.weight_dtype,
+                "kv_dtype": r.kv_dtype,
+                "mode": r.row.mode,
+                "kind": r.row.kind,
+                "layout": r.layout,
+                "isl": r.row.isl,
+                "osl": r.row.osl,
+                "concurrency": r.row.concurrency,
+                "request_rate_rps": r.row.request_rate_rps,
+                "measured_ttft_ms": _round(r.row.ttft_ms, 3),
+                "predicted_ttft_ms": _round(r.predicted_ttft_ms, 3),
+                "measured_tpot_ms": _round(r.row.tpot_ms, 4),
+                "predicted_tpot_ms": _round(r.predicted_tpot_ms, 4),
+                "measured_tokens_per_s": _round(r.row.throughput_tokens_per_s, 2),
+                "predicted_tokens_per_s": _round(r.predicted_tokens_per_s, 2),
+                "ttft_ape": _round(r.ape("ttft")),
+                "tpot_ape": _round(r.ape("tpot")),
+                "throughput_ape": _round(r.ape("throughput")),
+                "source": r.row.source,
+            }
+        )
+    score = summary(report, "score")
+    head = dict(score["overall"])
+    head["skipped"] = len(report.skipped)
+    out = {
+        "measurements": report.measurements,
+        "efficiency": report.efficiency_source,
+        "summary": head,
+        "by": {k: v for k, v in score.items() if k != "overall"},
+        "rows": rows,
+        "skipped": [{"id": s.row.row_id, "model_id": s.row.model_id, "system": s.row.system, "engine": s.row.engine, "reason": s.reason} for s in report.skipped],
+    }
+    if report.roles_used:
+        out["fit_summary"] = summary(report, "fit")["overall"]
+        out["roles"] = {"fit": sum(1 for r in report.results if r.role == "fit"), "score": sum(1 for r in report.results if r.role == "score")}
+    return out
+
+
+def to_json(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering (the CLI prints what these return)
+# ---------------------------------------------------------------------------------------------
+
+_SUMMARY_COLUMNS = (
+    ("n", "n"),
+    ("tpot_median_ape", "TPOT med %"),
+    ("tpot_p90_ape", "TPOT p90 %"),
+    ("ttft_median_ape", "TTFT med %"),
+    ("ttft_p90_ape", "TTFT p90 %"),
+    ("throughput_median_ape", "thr med %"),
+    ("throughput_p90_ape", "thr p90 %"),
+)
+
+
+def _summary_frame(groups: dict[str, dict]) -> "pd.DataFrame":  # noqa: F821
+    import pandas as pd
+
+    rows = []
+    for name, st in groups.items():
+        row = {"group": name}
+        for key, label in _SUMMARY_COLUMNS:
+            v = st.get(key)
+            row[label] = "-" if v is None else (f"{v:,}" if key == "n" else f"{v:.1f}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fmt(x: float | None, nd: int = 1) -> str:
+    return "-" if x is None else f"{x:,.{nd}f}"
+
+
+def render_table(report: Report, rows: str = "all") -> str:
+    """The validation as text: summaries (scoring rows; fit rows for the shipped table), then
+    each row (`rows`: all, score, fit or none), then the skipped rows and why."""
+    import pandas as pd
+
+    d = report_dict(report)
+    out = []
+    roles = d.get("roles")
+    head = f"measurements  {report.measurements}: {len(report.results):,} rows modelled"
+    head += f" ({roles['fit']:,} fit, {roles['score']:,} score)" if roles else " (all scored: none was used to fit)"
+    head += f", {len(report.skipped):,} skipped"
+    out.append(head)
+    out.append(f"efficiency    {report.efficiency_source}")
+    out.append("error         absolute percentage error |predicted - measured| / measured: median and 90th percentile")
+    out.append("")
+    score = summary(report, "score")
+    groups = {"overall": score["overall"]}
+    for name, _ in GROUPS:
+        for k, v in score[f"by_{name}"].items():
+            groups[f"{name} {k}"] = v
+    title = "SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS"
+    out.append(title)
+    out.append(_summary_frame(groups).to_string(index=False))
+    if roles:
+        out.append("")
+        out.append("FIT ROWS (used by `sizer calibrate`; shown for comparison, not a score)")
+        out.append(_summary_frame({"overall": summary(report, "fit")["overall"]}).to_string(index=False))
+    if rows != "none":
+        chosen = [r for r in d["rows"] if rows == "all" or r["role"] == rows]
+        if chosen:
+            out.append("")
+            out.append("PER ROW (ms; tokens/s of the measured deployment)")
+            frame = pd.DataFrame(
+                [
+                    {
+                        "id": r["id"],
+                        "role": r["role"],
+                        "model": r["model"],
+                        "device": r["device"],
+                        "engine": r["engine"],
+                        "weights": r["weight_dtype"],
+                        "layout": r["layout"],
+                        "isl/osl": f"{r['isl']:g}/{r['osl']:g}",
+                        "N": "-" if r["concurrency"] is None else f"{r['concurrency']:g}",
+                        "TTFT meas": _fmt(r["measured_ttft_ms"]),
+                        "TTFT pred": _fmt(r["predicted_ttft_ms"]),
+                        "TPOT meas": _fmt(r["measured_tpot_ms"], 2),
+                        "TPOT pred": _fmt(r["predicted_tpot_ms"], 2),
+                        "thr meas": _fmt(r["measured_tokens_per_s"], 0),
+                        "thr pred": _fmt(r["predicted_tokens_per_s"], 0),
+                        "TTFT %": _fmt(r["ttft_ape"]),
+                        "TPOT %": _fmt(r["tpot_ape"]),
+                        "thr %": _fmt(r["throughput_ape"]),
+                    }
+                    for r in chosen
+                ]
+            )
+            out.append(frame.to_string(index=False))
+    if report.skipped:
+        out.append("")
+        out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe; none dropped silently)")
+        counts: dict[str, int] = {}
+        for s in report.skipped:
+            counts[_reason_kind(s.reason)] = counts.get(_reason_kind(s.reason), 0) + 1
+        for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"  {n:5,}  {reason}")
+        out.append("")
+        frame = pd.DataFrame([{"id": s["id"], "model": s["model_id"], "system": s["system"], "engine": s["engine"], "reason": s["reason"]} for s in d["skipped"]])
+        out.append(frame.to_string(index=False))
+    return "\n".join(out) + "\n"
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without its row-specific numbers, for counting."""
+    if reason.startswith("measured TPOT"):
+        return "measured TPOT below the roofline of the stated configuration: speculative decoding, prefix caching or another layout than recorded"
+    if reason.startswith("tp=") and "NVLink domain" in reason:
+        return "tensor x attention-data parallelism spans more GPUs than one NVLink domain: cross-node parallelism not modelled"
+    if " attention heads not divisible by tp=" in reason:
+        return "attention heads not divisible by tp"
+    if reason.startswith("inconsistent layout"):
+        return "inconsistent layout: moe_tp x moe_ep differs from tp x attention_dp"
+    return reason.split(": ", 1)[0] if reason.startswith(("model ", "system ")) else reason

@@ -1,0 +1,315 @@
+"""`sizer compare`, `sizer sweep`, plots, `--write-lp` and `--time-limit-s`, end to end on small
+search spaces of the shipped catalog. Numbers are checked against the closed form they must
+equal: replicas = ceil(demand / a replica's largest rate), cost = replicas x GPUs x $/GPU-hour."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pulp
+import pytest
+
+from sizer.candidates import evaluate_candidates
+from sizer.compare import compare, comparison_rows, pareto_front, pareto_points
+from sizer.errors import InputError, SizerError
+from sizer.optimize import solve, solver_outcome
+from sizer.report import markdown_table, render_comparison, text_table
+from sizer.sweep import parse_values, sweep
+from sizer.workload import load_workload
+
+from .test_bad_input import assert_one_line_error, run_sizer
+
+SMALL = """\
+name: small
+model: llama-3.1-8b
+traffic:
+  requests_per_s: {rate}
+  prompt_tokens: {{p50: 1000, p90: 2000, p99: 4000}}
+  output_tokens: {{p50: 200, p90: 400, p99: 800}}
+slo:
+  ttft_s: {{p99: 1.0}}
+  tpot_s: {{p99: 0.05}}
+search:
+  devices: [H100-SXM, L40S, A10G]
+  tp: [1]
+  pp: [1]
+  kv_dtypes: [fp8]
+  weight_dtypes: [fp8]
+{extra}"""
+
+
+@pytest.fixture(scope="module")
+def small(catalog, tmp_path_factory):
+    path = tmp_path_factory.mktemp("cmd") / "small.yaml"
+    path.write_text(SMALL.format(rate=20, extra=""))
+    w = load_workload(path, catalog)
+    return path, w, evaluate_candidates(w, catalog)
+
+
+def test_compare_json_has_one_object_per_device_with_the_closed_form_cost(catalog, small):
+    path, w, evaluated = small
+    comparison = compare(w, catalog, evaluated)
+    rows = json.loads(render_comparison(comparison, comparison_rows(comparison), "json"))
+    assert [r["device"] for r in rows if r["feasible"]] and {r["device"] for r in rows} == set(w.search.devices)
+    assert len(rows) == len(w.search.devices)
+    by_device = {r["device"]: r for r in rows}
+    # A10G has no FP8 tensor cores: fp8 weights are refused, and the row says why
+    a10g = by_device["A10G"]
+    assert a10g["feasible"] is False and "FP8" in a10g["reason"] and a10g["cost_usd_per_million_tokens"] is None
+    for r in rows:
+        if not r["feasible"]:
+            continue
+        e = next(e for e in evaluated if e.feasible and e.config.device == r["device"])
+        n = math.ceil(20 / e.max_rate_rps - 1e-9)
+        assert r["replicas"] == n
+        assert r["cost_usd_per_hour"] == pytest.approx(n * r["usd_per_gpu_hour"], rel=1e-6)
+        tokens_per_s = 20 * w.traffic.output_tokens.mean
+        assert r["cost_usd_per_million_tokens"] == pytest.approx(r["cost_usd_per_hour"] / 3600 / tokens_per_s * 1e6, rel=1e-5)
+        assert 0 <= r["kv_headroom_fraction"] <= 1 and r["ttft_p99_s"] <= 1.0 + 1e-6 and r["tpot_p99_s"] <= 0.05 + 1e-6
+        assert r["reason"] is None
+    # feasible rows first, cheapest first; the cheapest is `sizer solve`'s plan
+    feasible = [r for r in rows if r["feasible"]]
+    assert feasible == sorted(feasible, key=lambda r: r["cost_usd_per_million_tokens"])
+    assert rows[-1]["device"] == "A10G"
+    plan = solve(w, catalog)
+    assert feasible[0]["cost_usd_per_hour"] == pytest.approx(plan.cost_usd_per_hour)
+
+
+def test_compare_sorts_and_renders_csv_and_markdown_without_tabulate(catalog, small):
+    _, w, evaluated = small
+    comparison = compare(w, catalog, evaluated)
+    by_gpus = comparison_rows(comparison, "gpus")
+    gpus = [r["gpus"] for r in by_gpus if r["feasible"]]
+    assert gpus == sorted(gpus)
+    by_headroom = [r["kv_headroom_fraction"] for r in comparison_rows(comparison, "headroom") if r["feasible"]]
+    assert by_headroom == sorted(by_headroom, reverse=True)
+    with pytest.raises(InputError):
+        comparison_rows(comparison, "price")
+    csv_text = render_comparison(comparison, comparison_rows(comparison), "csv")
+    header = csv_text.splitlines()[0].split(",")
+    assert header[:3] == ["device", "provider", "feasible"] and "reason" in header and "kv_headroom_fraction" in header
+    assert len(csv_text.splitlines()) == 1 + len(w.search.devices)
+    md = render_comparison(comparison, comparison_rows(comparison), "markdown")
+    table_lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert table_lines[1].startswith("|:---|") and "---:" in table_lines[1]
+    assert "## Cannot serve" in md and "A10G" in md
+    assert "tabulate" not in sys.modules
+
+
+def test_markdown_and_text_tables_by_hand():
+    rows = [{"a": "x|y", "n": 1.5}, {"a": "z", "n": None}]
+    cols = [("a", "name", ""), ("n", "value", "{:.2f}")]
+    assert markdown_table(rows, cols) == "| name | value |\n|:---|---:|\n| x\\|y | 1.50 |\n| z | - |\n"
+    assert text_table(rows, cols) == "name  value\n x|y   1.50\n   z      -\n"
+
+
+def test_compare_per_provider_rows_share_a_row_when_plans_cost_the_same(catalog, small):
+    _, w, evaluated = small
+    comparison = compare(w, catalog, evaluated, per_provider=True)
+    rows = [r for r in comparison_rows(comparison, "cost") if r["device"] == "H100-SXM" and r["feasible"]]
+    providers = [p for r in rows for p in r["provider"].split(", ")]
+    assert len(providers) == len(set(providers)) > 1
+    costs = [r["cost_usd_per_hour"] for r in rows]
+    assert costs == sorted(costs) and len(set(costs)) == len(costs)
+    # one GPU per replica: per-GPU offers cost replicas x price; whole-instance offers (8-GPU
+    # HGX nodes) cost ceil(replicas / G) instances x G x price
+    for r in rows:
+        g = r["instance_gpus"]
+        gpus_paid = r["replicas"] if g == 1 else math.ceil(r["replicas"] / g) * g
+        assert r["cost_usd_per_hour"] == pytest.approx(gpus_paid * r["usd_per_gpu_hour"], rel=1e-6)
+    assert any(r["instance_gpus"] > 1 for r in rows) and any(r["instance_gpus"] == 1 for r in rows)
+
+
+def test_pareto_front_by_hand():
+    # (cost, latency): (1, 5) and (2, 3) and (4, 1) trade off; (3, 4) is beaten by (2, 3);
+    # (1, 6) by (1, 5).
+    assert pareto_front([(1, 5), (2, 3), (3, 4), (4, 1), (1, 6)]) == [True, True, False, True, False]
+
+
+def test_pareto_points_of_the_candidates(catalog, small):
+    _, w, evaluated = small
+    points = pareto_points(compare(w, catalog, evaluated), catalog)
+    assert points and any(p.on_front for p in points)
+    cheapest = min(points, key=lambda p: p.cost_usd_per_million_tokens)
+    assert cheapest.on_front
+
+
+def test_sweep_over_traffic_evaluates_once_and_reports_each_point(catalog, small, capsys):
+    _, w, evaluated = small
+    seen = []
+    result = sweep(w, catalog, "requests_per_s", (5.0, 10.0, 40.0), progress=lambda done, total, v: seen.append((done, total, v)))
+    assert seen == [(1, 3, 5.0), (2, 3, 10.0), (3, 3, 40.0)]
+    assert capsys.readouterr() == ("", "")  # the library never prints
+    costs = [p.plan.cost_usd_per_hour for p in result.points]
+    assert costs == sorted(costs)
+    best_rate = {e.config.device: e for e in evaluated if e.feasible}
+    for point in result.points:
+        d = point.plan.deployments[0]
+        e = best_rate[d.candidate.config.device]
+        assert d.replicas == math.ceil(point.value / e.max_rate_rps - 1e-9)
+        cheapest_device = min(c for _, c in point.device_costs_usd_per_hour if c is not None)
+        assert point.plan.cost_usd_per_hour == pytest.approx(cheapest_device)
+
+
+def test_sweep_over_one_devices_price_finds_where_the_hardware_flips(catalog, small):
+    _, w, _ = small
+    base = sweep(w, catalog, "price_scale", (1.0,))
+    winner = base.points[0].hardware
+    result = sweep(w, catalog, "price_scale", (1.0, 100.0), device=winner)
+    assert result.points[0].hardware == winner and result.points[1].hardware != winner
+    (flip,) = result.flips
+    assert (flip.before, flip.after, flip.from_hardware, flip.to_hardware) == (1.0, 100.0, winner, result.points[1].hardware)
+    # the other devices' costs do not move with this device's price
+    for (d0, c0), (d1, c1) in zip(result.points[0].device_costs_usd_per_hour, result.points[1].device_costs_usd_per_hour):
+        if d0 != winner and c0 is not None:
+            assert c1 == pytest.approx(c0)
+        if d0 == winner:
+            assert c1 == pytest.approx(100 * c0)
+
+
+def test_sweep_over_the_tpot_bound_reevaluates_and_never_gets_dearer_as_it_loosens(catalog, small):
+    # A looser bound admits every plan a tighter one admits: cost never rises. 1 ms is below any
+    # decode step: infeasible, reported as such with its reason, not raised.
+    _, w, _ = small
+    result = sweep(w, catalog, "tpot_p99_s", (0.001, 0.03, 0.05, 0.2))
+    first = result.points[0]
+    assert first.status == "infeasible" and first.plan is None and "TPOT" in first.reason
+    costs = [p.plan.cost_usd_per_hour for p in result.points[1:]]
+    assert costs == sorted(costs, reverse=True)
+    for p in result.points[1:]:
+        assert all(d.tpot_p99_s <= p.value * (1 + 1e-6) for d in p.plan.deployments)
+
+
+def test_parse_sweep_values():
+    assert parse_values("1,2,5", "--x") == (1.0, 2.0, 5.0)
+    assert parse_values("0.5:4:8", "--scale") == (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
+    for bad in ("", "a,b", "1:2", "1:2:0"):
+        with pytest.raises(InputError) as info:
+            parse_values(bad, "--scale")
+        assert str(info.value).startswith("--scale: expected")
+
+
+def test_cli_compare_and_sweep(small, tmp_path):
+    path, _, _ = small
+    proc = run_sizer("compare", path, "--format", "json", "--sort", "tpot", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert [r["device"] for r in rows][-1] == "A10G" and all({"device", "feasible", "cost_usd_per_million_tokens", "reason"} <= set(r) for r in rows)
+    proc = run_sizer("sweep", path, "--requests-per-s", "5,40", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "FLIPS" in proc.stdout and "PLANS" in proc.stdout
+    assert "sweep --requests-per-s: 2/2 points" in proc.stderr  # progress, on stderr only
+    proc = run_sizer("sweep", path, "--requests-per-s", "5", "--quiet", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert json.loads(proc.stdout)["points"][0]["status"] == "optimal"
+    proc = run_sizer("sweep", path, "--scale", "1", "--tpot-p99-s", "0.1", cwd=tmp_path)
+    assert proc.returncode == 2 and "exactly one of" in proc.stderr
+    proc = run_sizer("sweep", path, "--scale", "1:x:3", cwd=tmp_path)
+    assert_one_line_error(proc, 7, "error: --scale: expected a list")
+
+
+def test_cli_infeasible_constraints_exit_9_naming_them(tmp_path):
+    p = tmp_path / "w.yaml"
+    p.write_text(SMALL.format(rate=200, extra="constraints:\n  available_gpus: {H100-SXM: 1, L40S: 1}\n"))
+    proc = run_sizer("solve", p, cwd=tmp_path)
+    line = assert_one_line_error(proc, 9, f"error: {p}: no plan serves 200 req/s")
+    assert "constraints.available_gpus.H100-SXM (1 GPUs)" in line and "constraints.available_gpus.L40S (1 GPUs)" in line
+
+
+def test_cli_write_lp_and_time_limit(small, tmp_path):
+    path, _, _ = small
+    lp = tmp_path / "plan.lp"
+    proc = run_sizer("solve", path, "--write-lp", lp, "--time-limit-s", "5", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["time_limit_s"] == 5 and data["status"] == "optimal"
+    text = lp.read_text()
+    assert "demand:" in text and "configurations:" in text and "use_0:" in text
+    proc = run_sizer("solve", path, "--time-limit-s", "0", cwd=tmp_path)
+    assert proc.returncode == 2
+
+
+def test_solver_status_is_reported_as_what_it_is():
+    # CBC stopped on the time limit with an incumbent: status Optimal, solution "integer feasible"
+    assert solver_outcome(pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible) == "feasible"
+    assert solver_outcome(pulp.LpStatusOptimal, pulp.LpSolutionOptimal) == "optimal"
+    assert solver_outcome(pulp.LpStatusInfeasible, pulp.LpSolutionNoSolutionFound) == "infeasible"
+    assert solver_outcome(pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound) == "not solved"
+    assert solver_outcome(pulp.LpStatusUnbounded, pulp.LpSolutionUnbounded) == "unbounded"
+
+
+# ------------------------------------------------------------------------------------------------
+# plots
+# ------------------------------------------------------------------------------------------------
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_missing_matplotlib_is_one_clear_error(catalog, small, monkeypatch, tmp_path):
+    from sizer import plots
+
+    _, w, _ = small
+    plan = solve(w, catalog)
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+    with pytest.raises(SizerError) as info:
+        plots.plot_memory(plan, tmp_path / "m.png")
+    assert str(info.value) == "plotting needs matplotlib: pip install 'sizer[plot]'"
+    assert info.value.exit_code == 1
+    assert not (tmp_path / "m.png").exists()
+
+
+def test_plots_are_written_or_refused_with_the_install_hint(catalog, small, tmp_path):
+    """With matplotlib: each plot is a real PNG / SVG / HTML file. Without it: the install hint."""
+    from sizer import plots
+
+    _, w, evaluated = small
+    plan = solve(w, catalog)
+    result = sweep(w, catalog, "requests_per_s", (5.0, 20.0))
+    points = pareto_points(compare(w, catalog, evaluated), catalog)
+    jobs = [
+        (lambda p: plots.plot_memory(plan, p), "memory.png"),
+        (lambda p: plots.plot_sweep(result, p), "sweep.svg"),
+        (lambda p: plots.plot_pareto(points, p, "pareto"), "pareto.html"),
+    ]
+    for job, name in jobs:
+        target = tmp_path / name
+        if _has_matplotlib():
+            job(target)
+            data = target.read_bytes()
+            if name.endswith(".png"):
+                assert data[:8] == b"\x89PNG\r\n\x1a\n"
+            elif name.endswith(".svg"):
+                assert b"<svg" in data[:2000]
+            else:
+                assert data.startswith(b"<!DOCTYPE html>") and b"<svg" in data
+        else:
+            with pytest.raises(SizerError, match=r"pip install 'sizer\[plot\]'"):
+                job(target)
+            assert not target.exists()
+
+
+def test_memory_parts_add_up_to_the_usable_memory(catalog, small):
+    from sizer.plots import memory_parts
+
+    _, w, _ = small
+    plan = solve(w, catalog)
+    d = plan.deployments[0]
+    parts = dict(memory_parts(d))
+    assert sum(parts.values()) == pytest.approx(d.candidate.memory.usable_memory_bytes / 2**30, rel=1e-6)
+    assert parts["KV in use (p99 batch)"] + parts["KV free"] == pytest.approx(d.candidate.memory.kv_pool_bytes_per_gpu / 2**30)
+
+
+def test_cli_plot_refuses_an_unknown_suffix_before_any_work(small, tmp_path):
+    path, _, _ = small
+    proc = run_sizer("solve", path, "--plot", tmp_path / "x.pdf", cwd=tmp_path)
+    assert_one_line_error(proc, 7, "error: --plot: expected a file ending .png, .svg, .html")

@@ -1,0 +1,103 @@
+"""The efficiency table (sizer/efficiency.py, catalogs/efficiency.yaml): lookup by the most
+specific entry, units, provenance, and bad input as one line with the file and the field."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from sizer.efficiency import FACTORS, efficiency_table, load_efficiency
+from sizer.errors import FieldValueError, UnknownKeyError
+
+DEFAULT = """
+  - match: {}
+    hbm_bandwidth_fraction: 0.8
+    expert_bandwidth_fraction: 0.6
+    kv_bandwidth_fraction: 0.7
+    compute_fraction: 0.5
+    attention_compute_fraction: 0.4
+    link_bandwidth_fraction: 0.82
+    burst_fraction: 0.1
+    link_latency_us: 8
+    step_overhead_ms: 2
+    sequence_overhead_us: 10
+    request_overhead_ms: 30
+    prefill_layer_overhead_us: 100
+    admission_steps: 1.5
+"""
+
+
+def _write(tmp_path, body: str):
+    path = tmp_path / "efficiency.yaml"
+    path.write_text("source: test\nentries:" + body)
+    return path
+
+
+def test_most_specific_entry_wins_per_factor(tmp_path):
+    path = _write(
+        tmp_path,
+        DEFAULT
+        + """
+  - match: {engine: vllm}
+    step_overhead_ms: 4
+    compute_fraction: 0.6
+  - match: {device: H100-SXM, engine: vllm}
+    compute_fraction: 0.7
+  - match: {device: H100-SXM}
+    compute_fraction: 0.65
+    hbm_bandwidth_fraction: 0.9
+""",
+    )
+    t = load_efficiency(path)
+    f = t.factors("H100-SXM", "vllm", "fp8")
+    assert f.compute_fraction == 0.7  # device + engine beats either alone
+    assert f.hbm_bandwidth_fraction == 0.9  # device entry
+    assert f.step_overhead_s == pytest.approx(4e-3)  # engine entry, ms read into seconds
+    assert f.link_latency_s == pytest.approx(8e-6)
+    assert t.factors("B200", "vllm", "fp8").compute_fraction == 0.6
+    assert t.factors("B200", "trtllm", "fp8").compute_fraction == 0.5
+    # equally specific: device beats engine
+    assert t.factors("H100-SXM", "sglang", "fp8").compute_fraction == 0.65
+
+
+def test_the_default_entry_must_give_every_factor(tmp_path):
+    body = "\n".join(line for line in DEFAULT.splitlines() if "admission_steps" not in line)
+    with pytest.raises(FieldValueError, match="admission_steps"):
+        load_efficiency(_write(tmp_path, body + "\n"))
+
+
+def test_unknown_key_and_out_of_range_fraction_name_file_and_field(tmp_path):
+    with pytest.raises(UnknownKeyError, match=r"efficiency.yaml: entries\[1\].compute_fractoin: unknown key 'compute_fractoin' \(did you mean 'compute_fraction'\?\)"):
+        load_efficiency(_write(tmp_path, DEFAULT + "\n  - match: {engine: vllm}\n    compute_fractoin: 0.5\n"))
+    with pytest.raises(FieldValueError, match=r"entries\[1\].compute_fraction: expected a number > 0 and <= 1, got 1.5"):
+        load_efficiency(_write(tmp_path, DEFAULT + "\n  - match: {engine: vllm}\n    compute_fraction: 1.5\n"))
+
+
+def test_bad_table_through_the_cli_is_one_line_and_exit_code(tmp_path, root):
+    import shutil
+
+    cat = tmp_path / "cat"
+    shutil.copytree(root / "catalogs", cat)
+    (cat / "efficiency.yaml").write_text("source: x\nentries:\n  - match: {}\n    compute_fraction: 2\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "sizer", "validate", "--catalog", str(cat), "--measurements", str(root / "tests" / "data" / "measured_small.csv")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 7, run.stderr
+    assert run.stderr.count("\n") == 1 and "efficiency.yaml: entries[0].compute_fraction" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_shipped_table_is_fitted_with_provenance(catalog):
+    t = efficiency_table(catalog.root)
+    assert "fit rows" in t.source and t.fitted and "Levenberg-Marquardt" in t.method
+    default = t.default()
+    assert set(default.as_dict()) == set(FACTORS)
+    # the fit's entries carry the rows they came from and their residual
+    fitted = [e for e in t.entries if e.rows > 0]
+    assert len(fitted) > 10 and all(e.residual is not None for e in fitted)
+    # link bandwidth is the sourced constant, not fitted: NCCL's ~370 of 450 GB/s (nccl-tests#212)
+    assert default.link_bandwidth_fraction == pytest.approx(0.82, abs=0.005)

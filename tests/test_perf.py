@@ -1,0 +1,165 @@
+"""The step-time model (sizer/perf.py) against numbers worked out by hand.
+
+Every test builds the step model under an efficiency table whose factors are round (fractions 1,
+no overheads) or stated, so the arithmetic in each docstring is the whole of the prediction.
+Datasheet figures are the catalog's: H100-SXM 3,350 GB/s HBM, 989.4 TFLOP/s bf16 dense, 1,978.9
+fp8, 450 GB/s NVLink per direction."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sizer.efficiency import Factors, table_from_factors
+from sizer.perf import Layout, build_step_model, stage_shape
+
+IDEAL = Factors(
+    hbm_bandwidth_fraction=1.0,
+    expert_bandwidth_fraction=1.0,
+    kv_bandwidth_fraction=1.0,
+    compute_fraction=1.0,
+    attention_compute_fraction=1.0,
+    link_bandwidth_fraction=1.0,
+    burst_fraction=0.1,
+    link_latency_s=0.0,
+    step_overhead_s=0.0,
+    sequence_overhead_s=0.0,
+    request_overhead_s=0.0,
+    prefill_layer_overhead_s=0.0,
+    admission_steps=0.0,
+)
+
+
+def _step(catalog, model, device, tp=1, pp=1, wd="bf16", kv="bf16", factors=IDEAL, layout=None):
+    table = table_from_factors(factors)
+    row = (catalog.model(model), catalog.gpu(device), layout, wd, kv) if layout else (catalog.model(model), catalog.gpu(device), tp, pp, wd, kv)
+    return build_step_model([row], efficiency=table)
+
+
+def test_decode_of_one_sequence_reads_every_weight_once(catalog):
+    """Llama-3.1-8B, bf16, one H100, batch 1, empty context: the step is the weight bytes over
+    the HBM bandwidth. 8,030,261,248 parameters (vllm#10517 logs 14.9888 GiB with the rotary
+    cache; model.py counts them) x 2 B = 16.06 GB / 3.35 TB/s = 4.794 ms."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    t = float(step.decode_step_s(np.array([1.0]), np.array([0.0]))[0])
+    assert t == pytest.approx(8_030_261_248 * 2 / 3.35e12, rel=2e-3)
+
+
+def test_kv_reads_grow_with_batch_and_context(catalog):
+    """Adding 64 sequences of 2,000 tokens adds their KV reads: Llama-3.1-8B has 32 layers x 8 KV
+    heads x 128 x 2 (K and V) x 2 B = 131,072 B per token, so 64 x 2,000 x 131,072 B = 16.78 GB
+    over 3.35 TB/s = 5.008 ms on top of the weights (compute stays below: 64 x 16 GFLOP ~ 1 ms)."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    t1 = float(step.decode_step_s(np.array([64.0]), np.array([2000.0]))[0])
+    t0 = float(step.decode_step_s(np.array([64.0]), np.array([0.0]))[0])
+    assert t1 - t0 == pytest.approx(64 * 2000 * 131072 / 3.35e12, rel=1e-3)
+
+
+def test_large_batch_becomes_compute_bound(catalog):
+    """At 4,096 sequences the GEMMs (2 x 7.5B non-embedding params x 4,096 tokens ~ 62 TFLOP, at
+    989.4 TFLOP/s: 63 ms) outlast the weight reads (4.8 ms): the step is the compute time."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    s = stage_shape(catalog.model("llama-3.1-8b"), 1, 1, "bf16", "bf16")
+    t = float(step.decode_step_s(np.array([4096.0]), np.array([0.0]))[0])
+    assert t == pytest.approx(4096 * s.dense_flops_per_token / 989.4e12, rel=1e-3)
+    assert 60e-3 < t < 70e-3
+
+
+def test_moe_decode_reads_only_the_experts_a_batch_touches(catalog):
+    """Qwen3-235B-A22B: 128 experts, top-8. One token reads 8/128 = 6.25 % of the experts; 64
+    tokens 1 - (120/128)^64 = 98.41 %."""
+    step = _step(catalog, "qwen3-235b-a22b", "H200-SXM", tp=8, wd="fp8", kv="fp8")
+    frac = step._expert_fraction(np.array([1.0, 64.0]))
+    assert frac[0] == pytest.approx(8 / 128)
+    assert frac[1] == pytest.approx(1 - (120 / 128) ** 64)
+
+
+def test_expert_parallel_layout_spreads_the_experts_over_every_gpu(catalog):
+    """DeepSeek-R1 on 8 GPUs as attention-DP 8 x EP 8 holds 1/8 of the routed experts per GPU,
+    as TP 8 does; but its attention is not split (tp=1): more dense bytes per GPU."""
+    model = catalog.model("deepseek-r1")
+    tp8 = stage_shape(model, 8, 1, "fp8", "fp8")
+    dep = stage_shape(model, 1, 1, "fp8", "fp8", 8, 8)
+    assert dep.expert_weight_bytes == pytest.approx(tp8.expert_weight_bytes, rel=1e-9)
+    assert dep.dense_weight_bytes > 4 * tp8.dense_weight_bytes
+
+
+def test_prefill_is_gemm_flops_plus_causal_attention(catalog):
+    """A 1,000-token prompt on Llama-3.1-8B, bf16, one H100: 2 x params-per-token x 1,000 FLOPs
+    for the GEMMs plus causal attention 4 x 32 heads x 128 x 32 layers x 1,000^2 / 2 =
+    262 GFLOP, all at 989.4 TFLOP/s."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    s = stage_shape(catalog.model("llama-3.1-8b"), 1, 1, "bf16", "bf16")
+    p = 1000.0
+    attention = 4 * 32 * 128 * 32 * p * p / 2
+    expected = (s.total_dense_flops_per_token * p + attention) / 989.4e12
+    assert float(step.prefill_s(np.array([p]))[0]) == pytest.approx(expected, rel=1e-6)
+    assert attention == pytest.approx(262.144e9)
+
+
+def test_tensor_parallel_all_reduce_over_the_link(catalog):
+    """Llama-3.1-70B at tp=8, one token: 2 ring all-reduces per layer x 80 layers, each moving
+    2 (8-1)/8 x 8,192 x 2 B = 28,672 B per GPU over 450 GB/s, plus 10 us latency each:
+    160 x (10 us + 63.7 ns) = 1.610 ms."""
+    factors = Factors(**{**IDEAL.as_dict(), "link_latency_s": 10e-6})
+    step = _step(catalog, "llama-3.1-70b", "H100-SXM", tp=8, factors=factors)
+    t = float(step._tp_allreduce_s(np.array([1.0]), step.layers, step.moe_layers)[0])
+    assert t == pytest.approx(160 * (10e-6 + 2 * 7 / 8 * 8192 * 2 / 450e9), rel=1e-9)
+
+
+def test_pipeline_parallel_runs_pp_microbatches_over_every_stage(catalog):
+    """pp=2 halves the layers per GPU; a batch of 2 runs as 2 microbatches of 1 through both
+    stages, so the step is twice a stage's step plus one point-to-point send of a token's
+    hidden state (4,096 x 2 B over 450 GB/s = 18.2 ns; no latency here)."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM", pp=2)
+    stage = float(step.stage_decode_s(np.array([1.0]), np.array([0.0]))[0])
+    assert float(step.decode_step_s(np.array([2.0]), np.array([0.0]))[0]) == pytest.approx(2 * stage + 4096 * 2 / 450e9, rel=1e-12)
+
+
+def test_mixed_step_hides_a_few_prompt_tokens_under_the_weight_reads(catalog):
+    """A memory-bound step (batch 1: 4.8 ms of weight reads, 16 GFLOP = 16 us of GEMM) takes 100
+    prompt tokens' GEMMs (1.6 TFLOP, 1.6 ms) for free, but not their attention; 2,000 prompt
+    tokens make it compute-bound: then the weight reads hide under the GEMMs instead."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    one, zero = np.array([1.0]), np.array([0.0])
+    base = float(step.mixed_parts(one, zero, zero, np.array([100.0]))[0])
+    few = float(step.mixed_parts(one, zero, np.array([100.0]), np.array([100.0]))[0])
+    gemm, other = step.prefill_token_parts(np.array([100.0]))
+    assert few - base == pytest.approx(100 * float(other[0]), rel=1e-6)
+    many = float(step.mixed_parts(one, zero, np.array([2000.0]), np.array([2000.0]))[0])
+    t_w, t_g, rest = (float(v[0]) for v in step.step_parts(one, zero))
+    g2, o2 = (float(v[0]) for v in step.prefill_token_parts(np.array([2000.0])))
+    assert t_g + 2000 * g2 > t_w
+    assert many == pytest.approx(t_g + 2000 * g2 + rest + 2000 * o2, rel=1e-9)
+
+
+def test_lumpy_arrivals_make_the_mean_step_longer_than_the_fluid_one(catalog):
+    """Jensen: the step is convex in its prompt tokens, so whole prompts arriving now and then
+    cost more on average than the same tokens spread over every step."""
+    step = _step(catalog, "llama-3.1-70b", "H100-SXM", tp=2, wd="fp8", kv="fp8")
+    b, c, mp = np.array([40.0]), np.array([1500.0]), np.array([1500.0])
+    fluid = float(step.mixed_step_s(b, c, np.array([4.0 * 1500]), mp)[0])
+    lumpy = float(step.lumpy_step(b, c, np.array([4.0]), mp, np.array([8000.0]), iterations=40)[0][0])
+    assert lumpy > fluid * 1.05
+
+
+def test_calibrated_factors_are_read_per_device_engine_and_format(catalog):
+    """The shipped table gives different factors to different engines (fitted), and every
+    factor of every candidate is a finite positive number."""
+    model = catalog.model("llama-3.1-70b")
+    rows = [(model, catalog.gpu("H100-SXM"), 2, 1, "fp8", "fp8")] * 3
+    step = build_step_model(rows, engine=["vllm", "sglang", "trtllm"])
+    assert len(set(step.step_overhead_s.tolist())) == 3
+    for name in ("hbm_bandwidth_fraction", "compute_fraction", "step_overhead_s", "request_overhead_s"):
+        values = getattr(step, name)
+        assert np.all(np.isfinite(values)) and np.all(values > 0), name
+    assert np.all(step.hbm_bandwidth_fraction <= 1) and np.all(step.compute_fraction <= 1)
+
+
+def test_layout_label_and_gpu_count():
+    lay = Layout(tp=1, dp=8, ep=8)
+    assert lay.gpus == 8 and lay.moe_group == 8
+    assert lay.label() == "tp=1 dp=8 ep=8"
+    assert math.isclose(Layout(tp=4, pp=2).gpus, 8)

@@ -1,0 +1,153 @@
+"""Queueing formulas (sizer/queueing.py) against closed forms from queueing theory, and the
+benchmark loops against Little's law. Sources: Kleinrock, Queueing Systems vol. 1 (1975):
+M/D/1 mean wait rho S / (2 (1 - rho)) (Pollaczek-Khinchine, eq. 5.86) and M/M/1 wait
+distribution P(W > x) = rho exp(-(mu - lambda) x) (eq. 3.28)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sizer.efficiency import Factors, table_from_factors
+from sizer.perf import build_step_model
+from sizer.queueing import (
+    Demand,
+    Limits,
+    _compound_delay_cdfs,
+    _pk_wait_cdf,
+    closed_loop,
+    evaluate_load,
+    max_rate,
+    offline,
+)
+from sizer.workload import LengthDist
+
+
+def _mean_from_cdf(edges: np.ndarray, cdf: np.ndarray) -> float:
+    pmf = np.diff(np.concatenate([[0.0], cdf]))
+    centres = edges - (edges[1] - edges[0]) / 2
+    return float((pmf * np.maximum(centres, 0)).sum())
+
+
+def test_pollaczek_khinchine_wait_of_md1():
+    """M/D/1, service 0.1 s, rho 0.6: E[W] = 0.6 x 0.1 / (2 x 0.4) = 0.075 s; P(W = 0) = 0.4."""
+    edges, cdf = _pk_wait_cdf(np.array([0.6]), np.array([[0.1]]), np.array([1.0]))
+    assert _mean_from_cdf(edges[0], cdf[0]) == pytest.approx(0.075, rel=0.02)
+    assert cdf[0][0] == pytest.approx(0.4, abs=0.01)
+
+
+def test_pollaczek_khinchine_tail_of_mm1():
+    """M/M/1 with mean service 0.1 s at rho 0.5 (mu 10, lambda 5): P(W > x) = 0.5 exp(-5 x);
+    exponential service as 400 equal-probability quantile points."""
+    q = (np.arange(400) + 0.5) / 400
+    service = -0.1 * np.log(1 - q)
+    edges, cdf = _pk_wait_cdf(np.array([0.5]), service[None, :], np.full(400, 1 / 400))
+    for x in (0.1, 0.3, 0.6):
+        assert 1 - np.interp(x, edges[0], cdf[0]) == pytest.approx(0.5 * math.exp(-5 * x), abs=0.01)
+
+
+def test_compound_poisson_delay_mean_and_variance():
+    """X = sum of Poisson(m) jumps of 0.2 s: E[X] = 0.2 m, Var[X] = 0.04 m. Per output length O the
+    grid holds X / O; with lam t O = m = 5 prompts per life and O = 100: mean 0.01, sd 0.00447."""
+    lam, t, o = np.array([2.5]), np.array([0.02]), np.array([100.0])
+    edges, cdf = _compound_delay_cdfs(lam, t, o, np.array([[0.2]]), np.array([1.0]), np.array([0.0]))
+    pmf = np.diff(np.concatenate([[0.0], cdf[0, 0]]))
+    x = edges[0]
+    mean = (pmf * x).sum()
+    var = (pmf * x**2).sum() - mean**2
+    assert mean == pytest.approx(0.2 * 5 / 100, rel=0.03)
+    assert math.sqrt(var) == pytest.approx(math.sqrt(0.04 * 5) / 100, rel=0.05)
+
+
+@pytest.fixture(scope="module")
+def chat_step(catalog):
+    return build_step_model([(catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM"), 2, 1, "fp8", "fp8")], engine="vllm")
+
+
+def _demand(ttft=(), tpot=()):
+    return Demand(
+        prompt=LengthDist(percentiles=((50.0, 1200.0), (90.0, 3000.0), (99.0, 6000.0))),
+        output=LengthDist(percentiles=((50.0, 250.0), (90.0, 600.0), (99.0, 1200.0))),
+        ttft_s=ttft,
+        tpot_s=tpot,
+    )
+
+
+LIMITS = Limits(max_concurrency=np.array([400.0]), max_num_seqs=np.array([1024.0]), max_num_batched_tokens=np.array([8192.0]))
+
+
+def test_open_loop_percentiles_grow_with_load_and_are_ordered(chat_step):
+    d = _demand(ttft=(("p90", 2.0),), tpot=(("p95", 0.1),))
+    low = evaluate_load(chat_step, np.array([0.5]), d, LIMITS)
+    high = evaluate_load(chat_step, np.array([4.0]), d, LIMITS)
+    for point in (low, high):
+        assert point.ttft_s["p50"][0] <= point.ttft_s["p90"][0] <= point.ttft_s["p99"][0]
+        assert point.tpot_s["p50"][0] <= point.tpot_s["p95"][0] <= point.tpot_s["p99"][0]
+    assert high.ttft_s["p99"][0] > low.ttft_s["p99"][0]
+    assert high.tpot_s["p99"][0] > low.tpot_s["p99"][0]
+    assert high.running_mean[0] > low.running_mean[0]
+
+
+def test_open_loop_littles_law(chat_step):
+    """The decode population N solves N = lambda E[O] t(N): check it at the solution."""
+    d = _demand()
+    lam = 3.0
+    point = evaluate_load(chat_step, np.array([lam]), d, LIMITS)
+    n = point.running_mean[0]
+    t = chat_step.lumpy_step(np.array([n]), d.mean_running_context, np.array([lam]), np.array([d.prompt.mean]), np.array([8192.0 - n]),
+                             prompt_parts=chat_step.prefill_token_parts(np.array([d.prompt.size_biased_mean])))[0][0]
+    assert n == pytest.approx(lam * d.output.mean * t, rel=1e-3)
+
+
+def test_max_rate_stops_where_the_bound_binds(chat_step):
+    d = _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.045),))
+    cap = max_rate(chat_step, d, LIMITS)
+    rate = cap.max_rate_rps[0]
+    assert rate > 0
+    bound = {"ttft": 2.0, "tpot": 0.045}[cap.binding[0]]
+    value = (cap.at_max.ttft_s if cap.binding[0] == "ttft" else cap.at_max.tpot_s)["p99"][0]
+    assert value == pytest.approx(bound, rel=0.02)
+    above = evaluate_load(chat_step, np.array([rate * 1.05]), d, LIMITS)
+    assert above.ttft_s["p99"][0] > 2.0 or above.tpot_s["p99"][0] > 0.045
+
+
+def test_closed_loop_satisfies_littles_law(chat_step):
+    """N clients = completion rate x (TTFT + (osl - 1) TPOT) when all are admitted."""
+    n = np.array([8.0, 64.0])
+    out = closed_loop(chat_step.take([0, 0]), n, np.array([1024.0, 1024.0]), np.array([512.0, 512.0]), np.array([1e4, 1e4]), np.array([8192.0, 8192.0]))
+    cycle = out.ttft_s + 511 * out.tpot_s
+    assert out.rate_rps * cycle == pytest.approx(n, rel=1e-3)
+    assert out.tpot_s[1] > out.tpot_s[0]
+
+
+def test_closed_loop_clients_beyond_memory_wait_their_turn(chat_step):
+    """With room for 16 sequences, 64 clients: 48 wait, for (64 - 16) / rate seconds."""
+    out = closed_loop(chat_step, np.array([64.0]), np.array([1024.0]), np.array([512.0]), np.array([16.0]), np.array([8192.0]))
+    assert out.admitted[0] == 16
+    assert out.memory_wait_s[0] == pytest.approx(48 / out.rate_rps[0], rel=1e-9)
+    assert out.rate_rps[0] * (out.ttft_s[0] + 511 * out.tpot_s[0]) == pytest.approx(64, rel=1e-3)
+
+
+def test_offline_runs_at_the_memory_ceiling(chat_step):
+    """Offline throughput is the closed loop at as many clients as fit, without the wave burst."""
+    out = offline(chat_step, np.array([1000.0]), np.array([1000.0]), np.array([200.0]), np.array([8192.0]))
+    assert out.admitted[0] == 200
+    assert out.output_tokens_per_s[0] == pytest.approx(out.rate_rps[0] * 1000)
+
+
+def test_idealised_factors_give_the_roofline(catalog):
+    """With every fraction 1 and no overhead, one request alone: TTFT = its prefill step (weights
+    hidden under the prompt's GEMMs), TPOT = the weight reads: the roofline."""
+    ideal = Factors(
+        hbm_bandwidth_fraction=1.0, expert_bandwidth_fraction=1.0, kv_bandwidth_fraction=1.0, compute_fraction=1.0,
+        attention_compute_fraction=1.0, link_bandwidth_fraction=1.0, burst_fraction=0.0, link_latency_s=0.0, step_overhead_s=0.0,
+        sequence_overhead_s=0.0, request_overhead_s=0.0, prefill_layer_overhead_s=0.0, admission_steps=0.0,
+    )
+    step = build_step_model([(catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), 1, 1, "bf16", "bf16")], efficiency=table_from_factors(ideal))
+    d = Demand(prompt=LengthDist(percentiles=((50.0, 1000.0),)), output=LengthDist(percentiles=((50.0, 200.0),)), ttft_s=(), tpot_s=())
+    point = evaluate_load(step, np.array([1e-4]), d, Limits(max_concurrency=np.array([10.0]), max_num_seqs=np.array([256.0]), max_num_batched_tokens=np.array([8192.0])))
+    assert point.tpot_s["p50"][0] == pytest.approx(float(step.decode_step_s(np.array([1.0]), np.array([1100.0]))[0]), rel=0.01)
+    own = float(step.mixed_parts(np.array([1.0]), np.array([1100.0]), np.array([1000.0]), np.array([1000.0]))[0])
+    assert point.ttft_s["p50"][0] == pytest.approx(own, rel=0.01)

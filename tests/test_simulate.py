@@ -1,0 +1,136 @@
+"""`sizer simulate`: the discrete-event simulator's mechanics against hand-computed cases, its
+KV accounting against the memory model, its inputs, and its agreement with the analytic model
+on a plan."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from sizer.errors import FieldValueError
+from sizer.memory import KvFormat, sequence_bytes_on_stage, stage_kv
+from sizer.simulate import Arrivals, _seq_bytes, parse_plan, plan_replicas, poisson_arrivals, simulate_replica, trace_arrivals
+from sizer.workload import LengthDist, load_workload
+
+
+@pytest.fixture(scope="module")
+def chat(catalog, root):
+    return load_workload(root / "workloads" / "chat-llama-3.1-70b.yaml", catalog)
+
+
+@pytest.fixture(scope="module")
+def h100(chat, catalog):
+    (spec,) = plan_replicas(chat, catalog, ["H100-SXM,2,1,fp8,fp8"], replicas=3)
+    return spec
+
+
+def _one(p: int, o: int, t: float = 1.0) -> Arrivals:
+    return Arrivals(time_s=np.array([t]), prompt_tokens=np.array([p]), output_tokens=np.array([o]), source="test")
+
+
+def test_a_lone_request_takes_its_prefill_step_then_one_decode_step_per_token(h100):
+    """One request, 1,000-token prompt, 101 output tokens: it waits request_overhead_s (admission
+    steps x the mean step, 0 before any step), is prefilled in one step, then each of its 100 later
+    tokens takes a decode step of batch 1 at its growing context."""
+    spec = h100
+    result = simulate_replica(spec, _one(1000, 101), duration_s=10.0, max_drain_s=100.0)
+    st = spec.step
+    overhead = float(st.request_overhead_s[0])
+    prefill = float(st.mixed_parts(np.array([1.0]), np.array([0.0]), np.array([1008.0]), np.array([992.0]))[0])  # the timer's buckets
+    assert result.ttft_s["p50"] == pytest.approx(overhead + prefill, rel=0.02)
+    decode = np.mean([float(st.mixed_parts(np.array([1.0]), np.array([(c // 32 + 0.5) * 32.0]), np.array([0.0]), np.array([32.0]))[0]) for c in range(1000, 1100)])
+    assert result.tpot_s["p50"] == pytest.approx(decode, rel=0.01)
+    assert result.completed == 1 and result.preemptions == 0
+
+
+def test_kv_accounting_is_the_memory_models(chat, h100):
+    """Whole blocks per GPU, as memory.sequence_bytes_on_stage counts them (sliding layers capped)."""
+    skv = stage_kv(chat.model, KvFormat.of("fp8"), 2, 1)[0]
+    for ctx in (1, 16, 17, 1000, 7200):
+        assert float(_seq_bytes(np.array([ctx]), h100)[0]) == pytest.approx(sequence_bytes_on_stage(skv, ctx, 16, 0))
+
+
+def test_gpt_oss_sliding_layers_hold_at_most_the_window(catalog, root):
+    w = load_workload(root / "workloads" / "agents-gpt-oss-120b.yaml", catalog)
+    (spec,) = plan_replicas(w, catalog, ["H100-SXM,1,1,fp8,mxfp4"], replicas=5)
+    skv = stage_kv(w.model, KvFormat.of("fp8"), 1, 1)[0]
+    for ctx in (100, 128, 5000, 20000):
+        assert float(_seq_bytes(np.array([ctx]), spec)[0]) == pytest.approx(sequence_bytes_on_stage(skv, ctx, spec.block_size_tokens, 128))
+
+
+def test_a_full_pool_preempts_and_every_request_still_completes(h100):
+    """A pool for ~6 sequences of 2,600 tokens and 12 requests at once: the newest are preempted
+    (recompute) when decoding needs a block, and all finish."""
+    spec = replace(h100, pool_bytes=6 * 2600 * h100.full_bytes_per_token)
+    arr = Arrivals(time_s=np.linspace(2.0, 2.1, 12), prompt_tokens=np.full(12, 2000), output_tokens=np.full(12, 600), source="test")
+    result = simulate_replica(spec, arr, duration_s=10.0, max_drain_s=600.0)  # the first 1 s is warm-up
+    assert result.preemptions > 0
+    assert result.completed == 12 and result.unfinished == 0
+    assert result.kv_utilization_max <= 1.0 + 1e-9
+
+
+def test_max_num_seqs_caps_the_running_batch(h100):
+    spec = replace(h100, max_num_seqs=4)
+    arr = Arrivals(time_s=np.full(10, 2.0), prompt_tokens=np.full(10, 100), output_tokens=np.full(10, 50), source="test")
+    result = simulate_replica(spec, arr, duration_s=10.0, max_drain_s=100.0)
+    assert result.running_p99 <= 4 and result.completed == 10
+
+
+def test_same_seed_same_result_and_lengths_follow_the_workload(chat, h100):
+    t = chat.traffic
+    a = poisson_arrivals(4.0, 300, t.prompt_tokens, t.output_tokens, 3)
+    b = poisson_arrivals(4.0, 300, t.prompt_tokens, t.output_tokens, 3)
+    assert np.array_equal(a.time_s, b.time_s) and np.array_equal(a.prompt_tokens, b.prompt_tokens)
+    assert simulate_replica(h100, a, duration_s=300) == simulate_replica(h100, b, duration_s=300)
+    big = poisson_arrivals(4.0, 20000, t.prompt_tokens, t.output_tokens, 4)
+    assert len(big.time_s) == pytest.approx(80000, rel=0.02)
+    assert np.median(big.prompt_tokens) == pytest.approx(1200, rel=0.03)  # the workload's p50
+    fixed = LengthDist(percentiles=((50.0, 512.0),))
+    assert set(poisson_arrivals(1.0, 100, fixed, fixed, 0).prompt_tokens.tolist()) == {512}
+
+
+def test_trace_arrivals_and_their_errors(tmp_path, chat):
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,prompt_tokens,output_tokens\n100,500,50\n101.5,600,60\n2026-01-01T00:00:05Z,700,70\n")
+    arr = trace_arrivals(trace, 1e12, 1, chat.traffic.prompt_tokens, chat.traffic.output_tokens, 0)
+    assert arr.time_s[0] == 0.0 and arr.prompt_tokens.tolist()[:2] == [500, 600]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("timestamp,prompt_tokens\n1,many\n")
+    with pytest.raises(FieldValueError, match=r"bad.csv: line 2: prompt_tokens: expected a number of tokens, got 'many'"):
+        trace_arrivals(bad, 10, 1, chat.traffic.prompt_tokens, chat.traffic.output_tokens, 0)
+    with pytest.raises(FieldValueError, match="--plan: expected device,tp,pp,kv,weights"):
+        parse_plan("H100-SXM,2,fp8")
+
+
+def test_simulate_cli_json_is_deterministic(root):
+    cmd = [sys.executable, "-m", "sizer", "simulate", "workloads/chat-llama-3.1-70b.yaml", "--plan", "H100-SXM,2,1,fp8,fp8", "--replicas", "3", "--duration-s", "120", "--seed", "5", "--format", "json"]
+    first = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    second = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    d = json.loads(first.stdout)["simulations"][0]
+    assert {"ttft_s", "tpot_s", "kv_utilization_mean", "preemptions", "agreement"} <= set(d)
+    assert {a["metric"] for a in d["agreement"]} >= {"ttft_p99", "tpot_p99"}
+    bad = subprocess.run([sys.executable, "-m", "sizer", "simulate", "workloads/chat-llama-3.1-70b.yaml", "--plan", "H999,2,1,fp8,fp8"], capture_output=True, text=True, cwd=root)
+    assert bad.returncode == 8 and "unknown device 'H999'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_simulation_agrees_with_the_analytic_model_on_a_plan(chat, h100):
+    """Chat on 3 x H100 tp=2 (4 req/s each), 3,000 s of arrivals (~11,000 requests): the
+    simulated TTFT and TPOT p50 and p99 within 15 % of queueing.evaluate_load's."""
+    from sizer.simulate import analytic
+
+    t = chat.traffic
+    arr = poisson_arrivals(h100.rate_rps, 3000, t.prompt_tokens, t.output_tokens, 11)
+    result = simulate_replica(h100, arr, duration_s=3000)
+    point = analytic(h100, chat)
+    for key in ("p50", "p99"):
+        assert result.ttft_s[key] == pytest.approx(point.ttft_s[key][0], rel=0.15), key
+        assert result.tpot_s[key] == pytest.approx(point.tpot_s[key][0], rel=0.15), key
+    assert result.unfinished == 0 and math.isfinite(result.kv_utilization_mean)

@@ -1,0 +1,138 @@
+"""`sizer validate`: reading measurements, the fit/score split, the predictions against the
+shipped table (acceptance figures of issue 4), and the user's own measurements."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sizer.measurements import read_csv, resolve, shipped_rows, split_roles, Resolved, Skipped
+from sizer.validate import report_dict, summary, validate_rows, validate_shipped
+
+SMALL = "tests/data/measured_small.csv"
+
+
+@pytest.fixture(scope="module")
+def shipped(catalog):
+    return validate_shipped(catalog)
+
+
+def test_concurrency_counts_every_attention_rank(root):
+    """aiconfigurator's batch_size counts requests per attention-DP rank: the MiniMax row
+    minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c64... has batch 64, dp 1 -> 64; rows with dp 4 and
+    batch 128 ran 512 clients (their silicon_concurrency)."""
+    rows = {r.row_id: r for r in read_csv(root / "catalogs" / "measurements" / "aiconfigurator_silicon_sample.csv")}
+    assert rows["minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c64_cfg733"].concurrency == 64
+    dp_rows = [r for r in rows.values() if r.mode == "agg" and r.attention_dp > 1 and "silicon_concurrency=" in r.source]
+    assert dp_rows
+    for r in dp_rows:
+        stated = float(r.source.split("silicon_concurrency=")[1].split(";")[0])
+        assert r.concurrency == stated, r.row_id
+
+
+def test_throughput_of_a_closed_loop_row_is_derived_from_its_means(root):
+    """N x osl / (TTFT + (osl - 1) TPOT): 64 x 1024 / (0.129051 + 1023 x 0.0144957) s = 4,381 tokens/s."""
+    r = next(x for x in read_csv(root / SMALL) if x.row_id.startswith("minimaxm2_5"))
+    assert r.throughput_tokens_per_s == pytest.approx(64 * 1024 / (0.1290508975616831 + 1023 * 0.014495721370341455), rel=1e-9)
+
+
+def test_split_is_deterministic_disjoint_by_configuration_and_stratified(catalog):
+    rows = shipped_rows(catalog.root / "measurements")
+    roles = split_roles(rows)
+    assert roles == split_roles(list(reversed(rows)))  # order does not matter
+    by_config: dict[str, set[str]] = {}
+    for r in rows:
+        by_config.setdefault(r.config_key, set()).add(roles[r.row_id])
+    assert all(len(v) == 1 for v in by_config.values())  # a sweep is never split
+    strata = {(r.family, r.system.lower(), r.engine) for r in rows}
+    scored = {(r.family, r.system.lower(), r.engine) for r in rows if roles[r.row_id] == "score"}
+    assert strata == scored  # every model family / system / engine appears in scoring
+
+
+def test_rows_it_cannot_model_are_skipped_with_a_reason(catalog, root):
+    out = [resolve(r, catalog) for r in read_csv(root / SMALL)]
+    skipped = {s.row.row_id: s.reason for s in out if isinstance(s, Skipped)}
+    assert "hybrid linear attention" in skipped["qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615"]
+    assert "not in the model catalog" in skipped["my_own_run_1"]
+    assert sum(isinstance(r, Resolved) for r in out) == 3
+
+
+def test_acceptance_on_the_scoring_rows(shipped):
+    """Issue 4's bars on rows never used in the fit: TPOT and output throughput median <= 15 %,
+    TTFT median <= 25 %; p90 of TPOT and throughput within the figures the closing note reports."""
+    s = summary(shipped, "score")["overall"]
+    assert s["n"] > 1000
+    assert s["tpot_median_ape"] <= 15.0
+    assert s["throughput_median_ape"] <= 15.0
+    assert s["ttft_median_ape"] <= 25.0
+    assert s["tpot_p90_ape"] <= 35.0
+    assert s["throughput_p90_ape"] <= 35.0
+
+
+def test_dense_and_moe_are_both_scored(shipped):
+    by = summary(shipped, "score")["by_architecture"]
+    assert by["dense"]["n"] > 200 and by["moe"]["n"] > 400
+    for arch in ("dense", "moe"):
+        assert by[arch]["tpot_median_ape"] <= 15.0, arch
+
+
+def test_fit_and_score_rows_are_reported_separately(shipped):
+    d = report_dict(shipped)
+    assert d["roles"]["fit"] > 500 and d["roles"]["score"] > 500
+    assert {r["role"] for r in d["rows"]} == {"fit", "score"}
+    assert d["summary"]["n"] == d["roles"]["score"]
+    assert d["fit_summary"]["n"] == d["roles"]["fit"]
+
+
+def test_user_measurements_json_contract_and_determinism(root):
+    cmd = [sys.executable, "-m", "sizer", "validate", "--measurements", str(root / SMALL), "--format", "json"]
+    first = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    second = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout  # byte-identical
+    d = json.loads(first.stdout)
+    assert set(d["summary"]) >= {"n", "skipped", "tpot_median_ape", "tpot_p90_ape", "ttft_median_ape", "ttft_p90_ape", "throughput_median_ape"}
+    assert d["summary"]["n"] == 3 and d["summary"]["skipped"] == 2
+    row = d["rows"][0]
+    assert {"measured_ttft_ms", "predicted_ttft_ms", "measured_tpot_ms", "predicted_tpot_ms", "measured_tokens_per_s", "predicted_tokens_per_s"} <= set(row)
+    assert {s["id"] for s in d["skipped"]} == {"qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615", "my_own_run_1"}
+    assert all(r["role"] == "score" for r in d["rows"])
+
+
+def test_missing_column_is_one_line_with_the_file_and_column(tmp_path, root):
+    bad = tmp_path / "mine.csv"
+    bad.write_text("id,model_path,system,backend,isl,osl,silicon_ttft_ms\nx,meta-llama/Llama-3.1-70B,h100_sxm,vllm,100,100,50\n")
+    run = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(bad)], capture_output=True, text=True, cwd=root)
+    assert run.returncode == 7
+    assert run.stderr.strip() == f"error: {bad}: column 'precision': required column is missing (the columns of ../shared/reference/measured/: model_path, system, backend, precision, isl, osl, ...)"
+    missing = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(tmp_path / "nope.csv")], capture_output=True, text=True, cwd=root)
+    assert missing.returncode == 3 and "file not found" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_row_with_a_bad_value_is_skipped_not_dropped(tmp_path, catalog):
+    p = tmp_path / "m.csv"
+    p.write_text(
+        "id,model_path,system,backend,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+        "a,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,1024,8,2,150,14\n"
+        "b,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,lots,1024,8,2,150,14\n"
+        "c,meta-llama/Llama-3.1-70B,h200_sxm,tgi,fp8,1024,1024,8,2,150,14\n"
+    )
+    report = validate_rows(read_csv(p), catalog)
+    assert [r.row.row_id for r in report.results] == ["a"]
+    reasons = {s.row.row_id: s.reason for s in report.skipped}
+    assert "isl/osl" in reasons["b"] and "engine 'tgi' not modelled" in reasons["c"]
+
+
+def test_rate_based_rows_use_the_open_loop(tmp_path, catalog):
+    """A row with request_rate_rps is a Poisson open loop: higher rate, higher latency."""
+    p = tmp_path / "rate.csv"
+    head = "id,model_path,system,backend,precision,isl,osl,tp_size,request_rate_rps,silicon_ttft_ms,silicon_tpot_ms\n"
+    p.write_text(head + "lo,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,256,2,0.5,100,15\nhi,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,256,2,4,100,15\n")
+    report = validate_rows(read_csv(p), catalog)
+    lo, hi = report.results
+    assert lo.row.kind == "rate" and hi.row.kind == "rate"
+    assert hi.predicted_tpot_ms > lo.predicted_tpot_ms and hi.predicted_ttft_ms > lo.predicted_ttft_ms
+    assert hi.predicted_tokens_per_s == pytest.approx(4 * 256, rel=1e-6)  # an open loop delivers its offered load
