@@ -16,7 +16,9 @@ from .model import ModelArch, arch_from_config, load_config_json  # noqa: E402
 from .optimize import Plan, solve  # noqa: E402
 from .purchasing import Constraints  # noqa: E402
 from .report import explanation_to_dict, plan_to_dict  # noqa: E402
+from .simulate import Simulation, simulate_workload  # noqa: E402
 from .sweep import SweepResult, sweep  # noqa: E402
+from .validate import Report, validate_rows, validate_shipped  # noqa: E402
 from .workload import Workload, load_workload  # noqa: E402
 
 __all__ = [
@@ -32,6 +34,8 @@ __all__ = [
     "ModelArch",
     "Plan",
     "Price",
+    "Report",
+    "Simulation",
     "SizerError",
     "SolverError",
     "SweepResult",
@@ -48,6 +52,9 @@ __all__ = [
     "load_workload",
     "plan_to_dict",
     "resolve_model",
+    "simulate_workload",
     "solve",
     "sweep",
+    "validate_rows",
+    "validate_shipped",
 ]

@@ -230,6 +230,7 @@ def evaluate_candidates(workload: Workload, catalog: Catalog) -> list[Evaluated]
             [(model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype) for _, cfg, gpu, _, _, _, _ in passing],
             engine=workload.engine,
             efficiency=efficiency_table(catalog.root),
+            engine_version=workload.engine_version,
         )
         limits = Limits(
             max_concurrency=np.array([a.max_concurrency for *_, a in passing], dtype=float),
@@ -286,7 +287,7 @@ def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated],
     for e in evaluated:
         gpu = catalog.gpu(e.config.device)
         rows.append((workload.model, gpu, e.config.tp, e.config.pp, e.config.weight_dtype, e.config.kv_dtype))
-    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root))
+    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=workload.engine_version)
     limits = Limits(
         max_concurrency=np.array([e.max_concurrency for e in evaluated], dtype=float),
         max_num_seqs=np.array([e.engine.max_num_seqs for e in evaluated], dtype=float),

@@ -142,6 +142,59 @@ class EnginePolicy:
         has_dense = not all(model.moe_layers)
         return 2.0 * max(moe, dense if has_dense else 0)
 
+    def stage_breakdowns(
+        self,
+        model: ModelArch,
+        gpu: Gpu,
+        *,
+        tp: int,
+        pp: int,
+        weight_dtype: str,
+        kv: KvFormat,
+        settings: EngineSettings,
+        context_tokens: int,
+        pool_of,
+        budget_of,
+        budget_rule: str,
+        buffers: float,
+        activation: float,
+        overhead: float,
+        hybrid_groups: bool = False,
+        expert_scale: float = 1.0,
+        notes: tuple[str, ...] = (),
+    ) -> list[MemoryBreakdown]:
+        """One breakdown per pipeline stage: `pool_of(weights_bytes, stage_kv)` is the engine's
+        pool rule, `budget_of(weights_bytes)` the memory it lets itself use."""
+        out = []
+        stages = zip(stage_weights(model, tp, pp, weight_dtype, expert_scale), stage_kv(model, kv, tp, pp))
+        for s, (w, kvs) in enumerate(stages):
+            out.append(
+                paged_breakdown(
+                    model,
+                    engine=self.name,
+                    engine_version=settings.version,
+                    stage=s,
+                    kv=kvs,
+                    kv_format=kv,
+                    usable_memory_bytes=gpu.usable_memory_bytes,
+                    memory_fraction=settings.memory_fraction,
+                    memory_fraction_name=self.fraction_name,
+                    budget_bytes=budget_of(w.total_bytes),
+                    budget_rule=budget_rule,
+                    weights_bytes=w.total_bytes,
+                    buffer_bytes=buffers,
+                    activation_bytes=activation,
+                    overhead_bytes=overhead,
+                    pool_bytes=pool_of(w.total_bytes, kvs),
+                    block_size_tokens=settings.block_size_tokens,
+                    context_tokens=context_tokens,
+                    max_model_len=settings.max_model_len,
+                    hybrid_groups=hybrid_groups,
+                    notes=notes,
+                )
+            )
+        return out
+
 
 # ---------------------------------------------------------------------------------------------
 # vLLM
@@ -248,34 +301,14 @@ class VllmPolicy(EnginePolicy):
         activation = self.activation_bytes(model, tp, settings.max_num_batched_tokens, settings.max_num_seqs, era)
         overhead = self.runtime_overhead_bytes(tp, era)
         rule = f"{gpu.name} total x {self.fraction_name}" + (" (vLLM < 0.6: non-torch memory not subtracted)" if era == "v0-early" else "")
-        out = []
-        for s, (w, kvs) in enumerate(zip(stage_weights(model, tp, pp, weight_dtype, self.expert_scale(model, weight_dtype, era)), stage_kv(model, kv, tp, pp))):
-            pool = budget - w.total_bytes - buffers - activation - overhead
-            out.append(
-                paged_breakdown(
-                    model,
-                    engine=self.name,
-                    engine_version=settings.version,
-                    stage=s,
-                    kv=kvs,
-                    kv_format=kv,
-                    usable_memory_bytes=gpu.usable_memory_bytes,
-                    memory_fraction=settings.memory_fraction,
-                    memory_fraction_name=self.fraction_name,
-                    budget_bytes=budget,
-                    budget_rule=rule,
-                    weights_bytes=w.total_bytes,
-                    buffer_bytes=buffers,
-                    activation_bytes=activation,
-                    overhead_bytes=overhead,
-                    pool_bytes=pool,
-                    block_size_tokens=settings.block_size_tokens,
-                    context_tokens=context_tokens,
-                    max_model_len=settings.max_model_len,
-                    hybrid_groups=era == "v1",
-                )
-            )
-        return binding_stage(out)
+        stages = self.stage_breakdowns(
+            model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
+            pool_of=lambda weights, _kv: budget - weights - buffers - activation - overhead,
+            budget_of=lambda _weights: budget,
+            budget_rule=rule, buffers=buffers, activation=activation, overhead=overhead,
+            hybrid_groups=era == "v1", expert_scale=self.expert_scale(model, weight_dtype, era),
+        )
+        return binding_stage(stages)
 
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):
         args = ["vllm", "serve", model.hf_id or model.name]
@@ -347,37 +380,16 @@ class SglangPolicy(EnginePolicy):
         f = settings.memory_fraction
         reserve = free_at_start * (1 - f)  # activations, CUDA graphs: the non-static part
         buffers = self.rotary_cache_bytes(model)
-        out = []
-        for s, (w, kvs) in enumerate(zip(stage_weights(model, tp, pp, weight_dtype), stage_kv(model, kv, tp, pp))):
+        stages = self.stage_breakdowns(
+            model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
             # rest_memory = free after loading - free at start x (1 - mem_fraction_static)
-            pool = free_at_start - w.total_bytes - buffers - reserve
-            out.append(
-                paged_breakdown(
-                    model,
-                    engine=self.name,
-                    engine_version=settings.version,
-                    stage=s,
-                    kv=kvs,
-                    kv_format=kv,
-                    usable_memory_bytes=gpu.usable_memory_bytes,
-                    memory_fraction=f,
-                    memory_fraction_name=self.fraction_name,
-                    budget_bytes=free_at_start * f,
-                    budget_rule=f"(total - CUDA context and NCCL at start) x {self.fraction_name}; the rest ({reserve / GIB:.2f} GiB) reserved for activations and CUDA graphs",
-                    weights_bytes=w.total_bytes,
-                    buffer_bytes=buffers,
-                    activation_bytes=0.0,
-                    overhead_bytes=init,
-                    pool_bytes=pool,
-                    block_size_tokens=settings.block_size_tokens,
-                    context_tokens=context_tokens,
-                    max_model_len=settings.max_model_len,
-                    hybrid_groups=False,
-                    notes=("activations come out of the (1 - mem_fraction_static) reserve, not the pool",),
-                )
-            )
-        # the reserve is memory the engine keeps outside the static pool: show it as the budget's complement
-        return replace(binding_stage(out), budget_bytes=free_at_start * f)
+            pool_of=lambda weights, _kv: free_at_start - weights - buffers - reserve,
+            budget_of=lambda _weights: free_at_start * f,
+            budget_rule=f"(total - CUDA context and NCCL at start) x {self.fraction_name}; the rest ({reserve / GIB:.2f} GiB) reserved for activations and CUDA graphs",
+            buffers=buffers, activation=0.0, overhead=init,
+            notes=("activations come out of the (1 - mem_fraction_static) reserve, not the pool",),
+        )
+        return binding_stage(stages)
 
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):
         args = ["python3", "-m", "sglang.launch_server", "--model-path", model.hf_id or model.name]
@@ -437,35 +449,18 @@ class TrtllmPolicy(EnginePolicy):
         activation = settings.max_num_batched_tokens * self.activation_per_token_bytes(model, tp)
         overhead = self.INIT_BYTES + (0.1 * GIB) * (tp - 1)
         f = settings.memory_fraction
-        out = []
-        for s, (w, kvs) in enumerate(zip(stage_weights(model, tp, pp, weight_dtype), stage_kv(model, kv, tp, pp))):
-            free = gpu.usable_memory_bytes - w.total_bytes - buffers - activation - overhead
-            pool = f * free
-            out.append(
-                paged_breakdown(
-                    model,
-                    engine=self.name,
-                    engine_version=settings.version,
-                    stage=s,
-                    kv=kvs,
-                    kv_format=kv,
-                    usable_memory_bytes=gpu.usable_memory_bytes,
-                    memory_fraction=f,
-                    memory_fraction_name=self.fraction_name,
-                    budget_bytes=gpu.usable_memory_bytes - (1 - f) * max(free, 0.0),
-                    budget_rule=f"weights, activations and runtime first; then {self.fraction_name} x what is left",
-                    weights_bytes=w.total_bytes,
-                    buffer_bytes=buffers,
-                    activation_bytes=activation,
-                    overhead_bytes=overhead,
-                    pool_bytes=pool,
-                    block_size_tokens=settings.block_size_tokens,
-                    context_tokens=context_tokens,
-                    max_model_len=settings.max_model_len,
-                    hybrid_groups=False,
-                )
-            )
-        return binding_stage(out)
+
+        def free(weights: float) -> float:
+            return gpu.usable_memory_bytes - weights - buffers - activation - overhead
+
+        stages = self.stage_breakdowns(
+            model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
+            pool_of=lambda weights, _kv: f * free(weights),
+            budget_of=lambda weights: gpu.usable_memory_bytes - (1 - f) * max(free(weights), 0.0),
+            budget_rule=f"weights, activations and runtime first; then {self.fraction_name} x what is left",
+            buffers=buffers, activation=activation, overhead=overhead,
+        )
+        return binding_stage(stages)
 
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):
         args = ["trtllm-serve", model.hf_id or model.name, "--backend", "pytorch"]
@@ -531,36 +526,23 @@ class LlamaCppPolicy(EnginePolicy):
     def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
         cells = settings.n_parallel * settings.max_model_len
         compute = self.COMPUTE_BUFFER_TOKENS * (model.vocab_size + 4 * model.hidden_size) * 4  # fp32 logits + activations
+
+        def pool(weights: float, kvs) -> float:
+            # the whole cache is allocated at start; if it does not fit, only what fits is shown
+            return min(cells * kvs.bytes_per_token, gpu.usable_memory_bytes - weights - compute - self.INIT_BYTES)
+
+        stages = self.stage_breakdowns(
+            model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
+            pool_of=pool,
+            budget_of=lambda _weights: gpu.usable_memory_bytes,
+            budget_rule=f"all of it: weights + compute buffer + n_ctx ({cells:,}) cells must fit",
+            buffers=compute, activation=0.0, overhead=self.INIT_BYTES,
+            notes=(f"fixed allocation: {settings.n_parallel} slots x {settings.max_model_len:,} cells",),
+        )
         out = []
-        for s, (w, kvs) in enumerate(zip(stage_weights(model, tp, pp, weight_dtype), stage_kv(model, kv, tp, pp))):
-            kv_bytes = cells * kvs.bytes_per_token
-            free = gpu.usable_memory_bytes - w.total_bytes - compute - self.INIT_BYTES
-            fits = kv_bytes <= free
-            pool = kv_bytes if fits else free
-            m = paged_breakdown(
-                model,
-                engine=self.name,
-                engine_version=settings.version,
-                stage=s,
-                kv=kvs,
-                kv_format=kv,
-                usable_memory_bytes=gpu.usable_memory_bytes,
-                memory_fraction=1.0,
-                memory_fraction_name=self.fraction_name,
-                budget_bytes=gpu.usable_memory_bytes,
-                budget_rule=f"all of it: weights + compute buffer + n_ctx ({cells:,}) cells must fit",
-                weights_bytes=w.total_bytes,
-                buffer_bytes=compute,
-                activation_bytes=0.0,
-                overhead_bytes=self.INIT_BYTES,
-                pool_bytes=pool,
-                block_size_tokens=1,
-                context_tokens=context_tokens,
-                max_model_len=settings.max_model_len,
-                hybrid_groups=False,
-                notes=(f"fixed allocation: {settings.n_parallel} slots x {settings.max_model_len:,} cells",),
-            )
+        for m in stages:
             # the slots are the concurrency: a pool that holds them all admits exactly n_parallel
+            fits = m.kv_pool_bytes_per_gpu >= cells * m.kv_bytes_per_token_per_gpu
             slots = settings.n_parallel if fits and context_tokens <= settings.max_model_len else 0
             out.append(replace(m, max_concurrency=min(m.max_concurrency, slots), engine_max_concurrency=float(slots)))
         return binding_stage(out)

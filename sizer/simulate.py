@@ -492,7 +492,12 @@ def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: in
     m = e.memory
     kv = KvFormat(*cfg.kv_dtype.split("/", 1)) if "/" in cfg.kv_dtype else KvFormat.of(cfg.kv_dtype)
     skv = stage_kv(workload.model, kv, cfg.tp, cfg.pp)[m.stage]
-    step = build_step_model([(workload.model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype)], engine=workload.engine, efficiency=efficiency_table(catalog.root))
+    step = build_step_model(
+        [(workload.model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype)],
+        engine=workload.engine,
+        efficiency=efficiency_table(catalog.root),
+        engine_version=workload.engine_version,
+    )
     return ReplicaSpec(
         label=cfg.label(),
         device=cfg.device,

@@ -409,7 +409,7 @@ def summary(report: Report, role: str | None = "score") -> dict:
 
 
 def _round(x: float | None, nd: int = 2) -> float | None:
-    return None if x is None else round(float(x), nd)
+    return None if x is None or not math.isfinite(float(x)) else round(float(x), nd)
 
 
 def _stats_dict(s: Stats) -> dict:

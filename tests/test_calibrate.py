@@ -70,7 +70,7 @@ PRIOR = replace(TRUE_DEFAULT, hbm_bandwidth_fraction=0.6, step_overhead_s=5e-3, 
 
 @pytest.fixture(scope="module")
 def fitted(sample):
-    return fit(sample, PRIOR, max_iterations=25)
+    return fit(sample, PRIOR, max_iterations=15)
 
 
 def _rms_log_tpot(sample, table) -> float:
