@@ -156,7 +156,10 @@ class EfficiencyTable:
 
     def factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
         """Every factor for (device, engine, weight_dtype, architecture, engine_version) from the
-        most specific entry giving it."""
+        most specific entry giving it (memoised: a table is immutable)."""
+        return _factors_cached(self, device, engine, weight_dtype, architecture, engine_version)
+
+    def _factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
         ranked = sorted(
             (e for e in self.entries if e.matches(device, engine, weight_dtype, architecture, engine_version)),
             key=lambda e: e.specificity,
@@ -257,3 +260,8 @@ def table_from_factors(default: Factors, overrides: Mapping[tuple[tuple[str, str
 
 def with_factor(f: Factors, **changes: float) -> Factors:
     return replace(f, **changes)
+
+
+@lru_cache(maxsize=4096)
+def _factors_cached(table: EfficiencyTable, device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str) -> Factors:
+    return table._factors(device, engine, weight_dtype, architecture, engine_version)
