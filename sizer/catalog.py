@@ -1,8 +1,9 @@
 """Catalogs: GPUs, prices and models, loaded from YAML once and converted to SI units here.
 
     catalogs/gpus.yaml       one entry per device; units in key names (memory_gib, hbm_gb_per_s,
-                             bf16_dense_tflops, link_gb_per_s); every figure has a `sources:` entry;
-                             `efficiency:` holds the named efficiency factors of the step-time model
+                             bf16_dense_tflops, link_gb_per_s); every figure has a `sources:` entry
+    catalogs/efficiency.yaml the step-time model's efficiency factors, fitted by `sizer calibrate`
+                             (efficiency.py reads it)
     catalogs/prices.yaml     USD per GPU-hour per device, provider and pricing kind, dated and sourced
     catalogs/models/*.yaml   Hugging Face config.json contents under `config:`, with name, aliases, source
 
@@ -32,19 +33,6 @@ COMPUTE_FORMATS = ("bf16", "fp8", "int8", "fp4")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Efficiency:
-    """Named efficiency factors of the step-time model (dimensionless unless suffixed).
-
-    First-order values shipped in gpus.yaml `efficiency:`; a device entry may override any."""
-
-    hbm_bandwidth_fraction: float  # achieved / datasheet HBM bandwidth in decode (weights + KV reads)
-    compute_fraction: float  # achieved / dense peak tensor throughput in prefill GEMMs
-    link_bandwidth_fraction: float  # achieved / datasheet link bandwidth in all-reduce
-    link_latency_s: float  # fixed latency of one collective over the intra-node link
-    step_overhead_s: float  # fixed per-step cost: scheduling, sampling, kernel launches
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Gpu:
     name: str
     aliases: tuple[str, ...]
@@ -57,7 +45,6 @@ class Gpu:
     link_bytes_per_s: float  # intra-node, per direction, per GPU
     gpus_per_node: int
     tdp_w: float | None
-    efficiency: Efficiency
     sources: Mapping[str, str] = field(default_factory=dict)
     nvlink_domain_gpus: int | None = None  # GPUs one NVLink domain joins when larger than a node (NVL72 racks)
 
@@ -193,55 +180,17 @@ _GPU_KEYS = (
     "gpus_per_node",
     "nvlink_domain_gpus",
     "tdp_w",
-    "efficiency",
     "sources",
     "notes",
-)
-_EFFICIENCY_KEYS = (
-    "hbm_bandwidth_fraction",
-    "compute_fraction",
-    "link_bandwidth_fraction",
-    "link_latency_us",
-    "step_overhead_ms",
-    "source",
 )
 _NUMERIC_GPU_KEYS = tuple(
     k for k in _GPU_KEYS if k.endswith(("_gib", "_per_s", "_tflops", "_tops")) or k in ("gpus_per_node", "nvlink_domain_gpus", "tdp_w")
 )
 
 
-def _efficiency(f: Fields, base: Efficiency | None, interconnect: str | None = None) -> Efficiency:
-    f.check_keys(_EFFICIENCY_KEYS)
-
-    def pick(key: str, base_value: float | None, scale: float = 1.0, **bounds: float) -> float:
-        raw = f.raw.get(key)
-        if isinstance(raw, Mapping):  # per-interconnect table, e.g. link_latency_us: {nvlink: 8, pcie: 25}
-            sub = f.sub(key)
-            sub.check_keys(INTERCONNECTS)
-            if interconnect is None or interconnect not in raw:
-                if base_value is None:
-                    raise f.fail_value(key, f"no value for interconnect {interconnect!r}")
-                return base_value
-            return sub.number(interconnect, **bounds) * scale
-        if raw is None:
-            if base_value is None:
-                raise f.fail_value(key, "required field is missing")
-            return base_value
-        return f.number(key, **bounds) * scale
-
-    return Efficiency(
-        hbm_bandwidth_fraction=pick("hbm_bandwidth_fraction", base and base.hbm_bandwidth_fraction, gt=0, le=1),
-        compute_fraction=pick("compute_fraction", base and base.compute_fraction, gt=0, le=1),
-        link_bandwidth_fraction=pick("link_bandwidth_fraction", base and base.link_bandwidth_fraction, gt=0, le=1),
-        link_latency_s=pick("link_latency_us", base and base.link_latency_s, 1e-6, ge=0),
-        step_overhead_s=pick("step_overhead_ms", base and base.step_overhead_s, 1e-3, ge=0),
-    )
-
-
 def load_gpus(path: Path) -> tuple[Gpu, ...]:
     doc = Fields(read_document(path), str(path))
-    doc.check_keys(("gpus", "efficiency"))
-    eff_defaults = doc.sub("efficiency")
+    doc.check_keys(("gpus",))
     entries = doc.raw.get("gpus")
     if not isinstance(entries, list) or not entries:
         raise FieldValueError(f"{path}: gpus: expected a non-empty list of devices")
@@ -262,7 +211,6 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
             if f.has(key) and not sources.has(key):
                 raise f.fail_value(f"sources.{key}", "every figure needs a source: add one")
         interconnect = f.string("interconnect", choices=INTERCONNECTS)
-        defaults = _efficiency(eff_defaults, None, interconnect)
         flops = {
             "bf16": f.number("bf16_dense_tflops", gt=0) * TERA,
             "fp8": f.number("fp8_dense_tflops", None, gt=0),
@@ -288,7 +236,6 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 gpus_per_node=f.integer("gpus_per_node", ge=1),
                 nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1),
                 tdp_w=f.number("tdp_w", None, gt=0),
-                efficiency=_efficiency(f.sub("efficiency"), defaults, interconnect),
                 sources={str(k): str(v) for k, v in sources.raw.items()},
             )
         )
@@ -413,11 +360,3 @@ def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, 
         raise InputFileError(f"{where}no such config.json: {path}")
     return catalog.model(spec, where)
 
-
-def describe_source(sources: Mapping[str, str], key: str) -> str:
-    return sources.get(key, "")
-
-
-def as_dict(obj: Any) -> Any:
-    """Dataclass-free plain view for reports (used by tests and JSON output)."""
-    return obj
