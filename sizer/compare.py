@@ -20,6 +20,30 @@ from .fleet import FleetProblem, SinglePlan, build_options, build_problem, close
 from .optimize import Deployment, build_deployments, check_context, device_rejections, single_spec, usd_per_million_tokens
 from .workload import Workload
 
+# The fields of a device's row beyond device / provider / feasible / reason (None where it cannot serve)
+ROW_KEYS = (
+    "tp",
+    "pp",
+    "kv_dtype",
+    "weight_dtype",
+    "replicas",
+    "reserved_replicas",
+    "on_demand_peak_replicas",
+    "gpus",
+    "instance_gpus",
+    "usd_per_gpu_hour",
+    "cost_usd_per_hour",
+    "cost_usd_per_day",
+    "cost_usd_per_million_tokens",
+    "max_rate_rps_per_replica",
+    "load_rps_per_replica",
+    "ttft_p99_s",
+    "tpot_p99_s",
+    "max_concurrency",
+    "kv_headroom_fraction",
+    "binding",
+)
+
 SORT_KEYS = ("cost", "cost_per_hour", "device", "provider", "gpus", "ttft", "tpot", "headroom")
 
 
@@ -159,33 +183,7 @@ def row_to_dict(row: CompareRow) -> dict:
     d = row.deployment
     out: dict = {"device": row.device, "provider": row.provider, "feasible": row.feasible}
     if d is None:
-        out.update(
-            {
-                k: None
-                for k in (
-                    "tp",
-                    "pp",
-                    "kv_dtype",
-                    "weight_dtype",
-                    "replicas",
-                    "reserved_replicas",
-                    "on_demand_peak_replicas",
-                    "gpus",
-                    "instance_gpus",
-                    "usd_per_gpu_hour",
-                    "cost_usd_per_hour",
-                    "cost_usd_per_day",
-                    "cost_usd_per_million_tokens",
-                    "max_rate_rps_per_replica",
-                    "load_rps_per_replica",
-                    "ttft_p99_s",
-                    "tpot_p99_s",
-                    "max_concurrency",
-                    "kv_headroom_fraction",
-                    "binding",
-                )
-            }
-        )
+        out.update({k: None for k in ROW_KEYS})
         out["reason"] = row.reason
         return out
     e = d.candidate

@@ -13,6 +13,7 @@ import io
 import json
 from typing import Any
 
+from .compare import ROW_KEYS
 from .explain import Explanation
 from .optimize import Deployment, Plan
 from .units import GIB
@@ -594,32 +595,7 @@ _COMPARE_COLUMNS: list[Column] = [
     ("kv_headroom_fraction", "KV headroom", "{:.0%}"),
     ("binding", "binds", ""),
 ]
-COMPARE_CSV_KEYS = [
-    "device",
-    "provider",
-    "feasible",
-    "tp",
-    "pp",
-    "kv_dtype",
-    "weight_dtype",
-    "replicas",
-    "reserved_replicas",
-    "on_demand_peak_replicas",
-    "gpus",
-    "instance_gpus",
-    "usd_per_gpu_hour",
-    "cost_usd_per_hour",
-    "cost_usd_per_day",
-    "cost_usd_per_million_tokens",
-    "max_rate_rps_per_replica",
-    "load_rps_per_replica",
-    "ttft_p99_s",
-    "tpot_p99_s",
-    "max_concurrency",
-    "kv_headroom_fraction",
-    "binding",
-    "reason",
-]
+COMPARE_CSV_KEYS = ["device", "provider", "feasible", *ROW_KEYS, "reason"]
 
 
 def _compare_columns(comparison) -> list[Column]:
