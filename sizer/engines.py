@@ -52,15 +52,6 @@ class EngineSettings:
     max_model_len: int
     n_parallel: int = 1
 
-    # kept for callers written against the first version (vLLM only)
-    @property
-    def gpu_memory_utilization(self) -> float:
-        return self.memory_fraction
-
-
-# Backwards-compatible name: the resolved settings used to be called EngineDefaults.
-EngineDefaults = EngineSettings
-
 
 def _version_tuple(version: str) -> tuple[int, ...]:
     parts = []
@@ -227,10 +218,7 @@ class VllmPolicy(EnginePolicy):
             return "v0.7"
         return "v1"
 
-    def defaults(self, gpu: Gpu) -> EngineSettings:
-        """vLLM V1's `vllm serve` defaults on this device (kept for callers of the first version)."""
-        return self.settings(gpu, None, 1, version=None, overrides=EngineOverrides(), max_model_len=0)
-
+    n_parallel: int = 1
     def settings(self, gpu: Gpu, model: ModelArch | None, tp: int, *, version: str | None, overrides: EngineOverrides, max_model_len: int) -> EngineSettings:
         version = version or self.default_version
         era = self.era(version)

@@ -150,10 +150,6 @@ class MemoryPolicy:
     cache_type_v: str | None = None  # llama.cpp
     admission: AdmissionPolicy = AdmissionPolicy()
 
-    @property
-    def gpu_memory_utilization(self) -> float | None:
-        return self.memory_fraction
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchSpace:
