@@ -5,21 +5,60 @@ The library never prints; `sizer.cli` is a thin layer over these functions.
 
 __version__ = "0.1.0"
 
-from .candidates import Evaluated, evaluate_candidates  # noqa: E402
-from .catalog import Catalog, Gpu, Price, load_catalog, resolve_model  # noqa: E402
-from .compare import Comparison, compare  # noqa: E402
-from .errors import InfeasibleError, InputError, SizerError, SolverError  # noqa: E402
-from .explain import Explanation, explain_config  # noqa: E402
-from .engines import configuration_breakdown  # noqa: E402
-from .memory import MemoryBreakdown  # noqa: E402
-from .model import ModelArch, arch_from_config, load_config_json  # noqa: E402
-from .optimize import Plan, solve  # noqa: E402
-from .purchasing import Constraints  # noqa: E402
-from .report import explanation_to_dict, plan_to_dict  # noqa: E402
-from .simulate import Simulation, simulate_workload  # noqa: E402
-from .sweep import SweepResult, sweep  # noqa: E402
-from .validate import Report, validate_rows, validate_shipped  # noqa: E402
-from .workload import Workload, load_workload  # noqa: E402
+# Names resolve on first use (PEP 562): `sizer solve` then imports what it runs, not the
+# validation, simulation and sweep machinery beside it (a quarter of its start-up).
+_HOMES = {
+    "Evaluated": "candidates",
+    "evaluate_candidates": "candidates",
+    "Catalog": "catalog",
+    "Gpu": "catalog",
+    "Price": "catalog",
+    "load_catalog": "catalog",
+    "resolve_model": "catalog",
+    "Comparison": "compare",
+    "compare": "compare",
+    "InfeasibleError": "errors",
+    "InputError": "errors",
+    "SizerError": "errors",
+    "SolverError": "errors",
+    "Explanation": "explain",
+    "explain_config": "explain",
+    "configuration_breakdown": "engines",
+    "MemoryBreakdown": "memory",
+    "ModelArch": "model",
+    "arch_from_config": "model",
+    "load_config_json": "model",
+    "Plan": "optimize",
+    "solve": "optimize",
+    "Constraints": "purchasing",
+    "explanation_to_dict": "report",
+    "plan_to_dict": "report",
+    "Simulation": "simulate",
+    "simulate_workload": "simulate",
+    "SweepResult": "sweep",
+    "sweep": "sweep",
+    "Report": "validate",
+    "validate_rows": "validate",
+    "validate_shipped": "validate",
+    "Workload": "workload",
+    "load_workload": "workload",
+}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sizer' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "Catalog",

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -268,8 +269,10 @@ class StageWeights:
         return self.layer_bytes + self.embedding_bytes + self.lm_head_bytes
 
 
-def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> list[StageWeights]:
-    """Weight bytes per GPU for every pipeline stage, at TP degree `tp`.
+@lru_cache(maxsize=1024)
+def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> tuple[StageWeights, ...]:
+    """Weight bytes per GPU for every pipeline stage, at TP degree `tp` (cached: every device of a
+    search shares them).
 
     Routed experts are split across the TP group (or, identically in bytes, across an expert-
     parallel group of the same size: E / ep whole experts instead of every expert / tp)."""
@@ -289,7 +292,7 @@ def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_
             else:
                 head += model.lm_head_params(tp) * sixteen
         out.append(StageWeights(stage=s, layers=len(layers), layer_bytes=layer_bytes, embedding_bytes=emb, lm_head_bytes=head))
-    return out
+    return tuple(out)
 
 
 def weight_bytes_per_gpu(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> float:

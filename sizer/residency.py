@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -73,16 +74,10 @@ def _private_bytes(kv: StageKv, tokens: int, block: int, window: int, shared_blo
     return own - shared
 
 
-def _private_bytes_array(kv: StageKv, tokens: np.ndarray, block: int, window: int, shared_blocks: int) -> np.ndarray:
-    """_private_bytes for an array of context lengths (the same arithmetic, vectorised)."""
-    blocks = np.ceil(tokens / block)
-    sliding = np.minimum(blocks, math.ceil(window / block) + 1) if window else blocks
-    own = block * (blocks * kv.full_bytes_per_token + sliding * kv.sliding_bytes_per_token)
-    return own - np.minimum(shared_blocks, blocks) * block * kv.full_bytes_per_token
-
-
+@lru_cache(maxsize=64)
 def running_context_samples(prompt: LengthDist, output: LengthDist, points: int = _GRID_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """Contexts of a running sequence (prompt + age) on a deterministic grid, with weights.
+    """Contexts of a running sequence (prompt + age) on a deterministic grid, with weights
+    (cached: every candidate of a workload shares them; the arrays are read-only).
 
     The request is drawn size-biased by output length; the age is uniform over its output."""
     grid = (np.arange(points) + 0.5) / points * 100
@@ -91,7 +86,27 @@ def running_context_samples(prompt: LengthDist, output: LengthDist, points: int 
     ages = (np.arange(points) + 0.5) / points  # fraction of the output produced so far
     ctx = p[:, None, None] + o[None, :, None] * ages[None, None, :]
     weights = np.broadcast_to(o[None, :, None], ctx.shape).astype(float)
-    return ctx.ravel(), (weights / weights.sum()).ravel()
+    ctx, weights = ctx.ravel(), (weights / weights.sum()).ravel()
+    ctx.flags.writeable = False
+    weights.flags.writeable = False
+    return ctx, weights
+
+
+@lru_cache(maxsize=256)
+def _block_moments(prompt: LengthDist, output: LengthDist, k: int, block: int, window: int, shared_blocks: int):
+    """Over the running contexts (running_context_samples, plus k speculative positions): the
+    mean context, and the means and covariance of A, the full-attention blocks a sequence holds
+    privately (its blocks less the shared prefix's), and B, its sliding-window blocks. Shared by
+    every candidate with the same block size, window and prefix (cached)."""
+    ctx, w = running_context_samples(prompt, output)
+    ctx = np.ceil(ctx) + k
+    blocks = np.ceil(ctx / block)
+    a = blocks - np.minimum(shared_blocks, blocks)
+    b = np.minimum(blocks, math.ceil(window / block) + 1) if window else blocks
+    ea, eb = float((a * w).sum()), float((b * w).sum())
+    da, db = a - ea, b - eb
+    cov = ((float((w * da * da).sum()), float((w * da * db).sum())), (float((w * da * db).sum()), float((w * db * db).sum())))
+    return float((ctx * w).sum()), (ea, eb), cov
 
 
 def admission(
@@ -122,12 +137,11 @@ def admission(
     mean_bytes = _private_bytes(kv, context, block, window, shared_blocks)
     n_growth = n_percentile
     if prompt is not None and output is not None:
-        ctx, w = running_context_samples(prompt, output)
-        ctx = np.ceil(ctx) + k
-        per = _private_bytes_array(kv, ctx, block, window, shared_blocks)
-        mean_ctx = float((ctx * w).sum())
-        mu = float((per * w).sum())
-        sigma = math.sqrt(max(float((w * (per - mu) ** 2).sum()), 0.0))
+        mean_ctx, (ea, eb), ((vaa, vab), (_, vbb)) = _block_moments(prompt, output, k, block, window, shared_blocks)
+        # a sequence's private bytes are linear in its block counts: block x (A full + B sliding)
+        full, sliding = kv.full_bytes_per_token, kv.sliding_bytes_per_token
+        mu = block * (ea * full + eb * sliding)
+        sigma = block * math.sqrt(max(full * full * vaa + 2 * full * sliding * vab + sliding * sliding * vbb, 0.0))
         z = NormalDist().inv_cdf(1 - policy.overflow_probability)
         mean_bytes = mu
         if pool > 0 and mu > 0:

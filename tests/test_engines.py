@@ -294,11 +294,26 @@ def test_engine_version_must_be_quoted(catalog, tmp_path):
         load_workload(p, catalog)
 
 
-def test_vectorised_residency_matches_the_scalar_rule():
-    from sizer.residency import _private_bytes, _private_bytes_array
+def test_growth_moments_match_the_scalar_rule_over_every_running_context():
+    """The growth bound's mean and spread of a sequence's private KV bytes come from block-count
+    moments shared by every candidate (residency._block_moments); they must equal the weighted
+    mean and variance of the scalar rule (_private_bytes) over the running contexts themselves."""
+    import math
+
     import numpy as np
 
+    from sizer.residency import _block_moments, _private_bytes, running_context_samples
+    from sizer.workload import LengthDist
+
+    prompt = LengthDist(percentiles=((50.0, 900.0), (99.0, 5000.0)))
+    output = LengthDist(percentiles=((50.0, 200.0), (99.0, 1500.0)))
     kv = StageKv(full_layers=3, sliding_layers=2, bytes_per_token_per_layer=512)
-    tokens = np.arange(1, 3000, 7)
-    got = _private_bytes_array(kv, tokens, 16, 128, 5)
-    assert list(got) == [_private_bytes(kv, int(t), 16, 128, 5) for t in tokens]
+    ctx, w = running_context_samples(prompt, output)
+    per = np.array([_private_bytes(kv, int(math.ceil(c)) + 2, 16, 128, 5) for c in ctx])
+    mu = float((w * per).sum())
+    var = float((w * (per - mu) ** 2).sum())
+    mean_ctx, (ea, eb), ((vaa, vab), (_, vbb)) = _block_moments(prompt, output, 2, 16, 128, 5)
+    full, sliding = kv.full_bytes_per_token, kv.sliding_bytes_per_token
+    assert 16 * (ea * full + eb * sliding) == pytest.approx(mu, rel=1e-12)
+    assert 256 * (full**2 * vaa + 2 * full * sliding * vab + sliding**2 * vbb) == pytest.approx(var, rel=1e-9)
+    assert mean_ctx == pytest.approx(float((w * (np.ceil(ctx) + 2)).sum()), rel=1e-12)
