@@ -1,5 +1,5 @@
 """`sizer calibrate`: fit the named efficiency factors (sizer/efficiency.py) to measured serving
-results and write them, with their provenance, to catalogs/efficiency.yaml.
+results and write them, with their provenance, to catalogs/efficiency.json.
 
 The model of each factor f for a row on device d, engine e, weight format w:
 
@@ -26,11 +26,13 @@ Only the fit rows of measurements.split_roles are used; the scoring rows never a
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 import yaml
 
 from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
@@ -346,7 +348,8 @@ def write_efficiency(
     fitted: str | None = None,
     versions: list[tuple[str, str]] | None = None,
 ) -> str:
-    """Write the fitted factors to `path` (efficiency.yaml) and return the text.
+    """Write the fitted factors to `path` (efficiency.json; YAML when the name ends otherwise) and
+    return the text.
 
     Entries: the default; one per engine, device, device x engine, engine x architecture,
     engine x release; and one per (device, engine, weight format[, architecture[, release]]) in
@@ -407,7 +410,11 @@ def write_efficiency(
         ],
         "entries": entries,
     }
-    text = "# Written by `sizer calibrate` (sizer/calibrate.py); edit by re-running it, not by hand.\n" + yaml.safe_dump(doc, sort_keys=False, width=140)
+    if str(path).endswith(".json"):
+        doc["notes"].insert(0, "Written by `sizer calibrate` (sizer/calibrate.py); edit by re-running it, not by hand.")
+        text = json.dumps(doc, indent=1) + "\n"
+    else:
+        text = "# Written by `sizer calibrate` (sizer/calibrate.py); edit by re-running it, not by hand.\n" + yaml.safe_dump(doc, sort_keys=False, width=140)
     Path(path).write_text(text, encoding="utf-8")
     return text
 
@@ -422,8 +429,8 @@ __all__ = ["FitResult", "LEVELS", "fit", "write_efficiency", "factor_value", "TI
 
 def calibrate_shipped(catalog, *, output: Path | str | None = None, max_iterations: int = 40, progress=None, fitted: str | None = None) -> tuple[FitResult, str]:
     """Fit the factors to the fit rows of the catalog's measurement table and write
-    efficiency.yaml (default: the catalog's own). Returns the result and the file's text."""
-    from .efficiency import efficiency_table
+    efficiency.json (default: the catalog's own table). Returns the result and the file's text."""
+    from .efficiency import efficiency_path, efficiency_table
     from .measurements import Resolved as _Resolved
     from .measurements import resolve, shipped_rows, split_roles
 
@@ -435,7 +442,7 @@ def calibrate_shipped(catalog, *, output: Path | str | None = None, max_iteratio
     resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, _Resolved)]
     resolved, _ = roofline_check(resolved)
     fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit"]
-    prior_path = root / "efficiency.yaml"
+    prior_path = efficiency_path(root)
     prior = efficiency_table(root).default() if prior_path.is_file() else None
     if prior is None:
         raise ValueError(f"{prior_path}: no prior efficiency table to start from")

@@ -304,15 +304,17 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
 
 @cli.command("calibrate")
 @_catalog_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the fitted table here (default: the catalog's efficiency.yaml).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the fitted table here (default: the catalog's efficiency.json; .yaml writes YAML).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
 def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: int) -> None:
-    """Fit the efficiency factors to the fit rows of the measurement table; write efficiency.yaml."""
+    """Fit the efficiency factors to the fit rows of the measurement table; write efficiency.json."""
     from .calibrate import calibrate_shipped
 
     catalog = load_catalog(catalog_dir)
     result, _ = calibrate_shipped(catalog, output=output, max_iterations=max_iterations, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True))
-    target = output or str(catalog.root / "efficiency.yaml")
+    from .efficiency import efficiency_path
+
+    target = output or str(efficiency_path(catalog.root).with_suffix(".json"))
     rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
     click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations; RMS log error {rms}; wrote {target}")
 

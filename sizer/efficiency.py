@@ -1,6 +1,6 @@
 """Efficiency factors of the step-time model: named, per device, engine and weight format, fitted
 by `sizer calibrate` (sizer/calibrate.py) and kept with their provenance in
-`catalogs/efficiency.yaml`. The single source of truth for *how far below its datasheet a device
+`catalogs/efficiency.json`. The single source of truth for *how far below its datasheet a device
 runs* in serving; sizer/perf.py turns them into seconds.
 
 The factors (dimensionless fractions of a datasheet figure unless suffixed):
@@ -120,7 +120,7 @@ class Factors:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Entry:
-    """One entry of efficiency.yaml: where it applies, the factors it gives, where they came from."""
+    """One entry of the efficiency table: where it applies, the factors it gives, where they came from."""
 
     match: tuple[tuple[str, str], ...]  # sorted (key, value) pairs; () = the default
     values: tuple[tuple[str, float], ...]  # factor name -> value, in seconds for times
@@ -143,9 +143,11 @@ class Entry:
         return all(want[k] == (version_label(v) if k == "engine_version" else v.lower()) for k, v in self.match)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class EfficiencyTable:
-    """The entries of efficiency.yaml and how they were obtained."""
+    """The entries of the efficiency table and how they were obtained. Compared and hashed by
+    identity (a table is immutable): the factor lookups are memoised per table, and hashing two
+    hundred entries on every lookup cost more than the lookup."""
 
     entries: tuple[Entry, ...]
     source: str = ""
@@ -204,7 +206,8 @@ def _entry(f: Fields, index: int) -> Entry:
 
 
 def load_efficiency(path: Path | str) -> EfficiencyTable:
-    """Read catalogs/efficiency.yaml (yaml.safe_load via schema.read_document)."""
+    """Read catalogs/efficiency.json, or a table of the same keys in YAML (schema.read_document:
+    json, or yaml.safe_load)."""
     path = Path(path)
     label = str(path)
     doc = Fields(read_document(path, label), label)
@@ -242,12 +245,21 @@ def efficiency_table(catalog_root: Path | str | None = None) -> EfficiencyTable:
         from .catalog import default_catalog_dir
 
         catalog_root = default_catalog_dir()
-    path = Path(catalog_root) / "efficiency.yaml"
+    path = efficiency_path(catalog_root)
     if not path.is_file():
         from .errors import InputFileError
 
         raise InputFileError(f"{path}: file not found (the calibrated efficiency factors; run `sizer calibrate` to write it)")
     return _cached(str(path), path.stat().st_mtime_ns)
+
+
+def efficiency_path(catalog_root: Path | str) -> Path:
+    """The catalog's efficiency table: efficiency.json as `sizer calibrate` writes it (JSON: read in
+    milliseconds where the same table as YAML took a tenth of `sizer solve`), else an
+    efficiency.yaml of the same keys."""
+    root = Path(catalog_root)
+    path = root / "efficiency.json"
+    return path if path.is_file() or not (root / "efficiency.yaml").is_file() else root / "efficiency.yaml"
 
 
 def table_from_factors(default: Factors, overrides: Mapping[tuple[tuple[str, str], ...], Mapping[str, float]] = {}) -> EfficiencyTable:

@@ -102,8 +102,9 @@ def test_fit_recovers_the_device_and_engine_factors(fitted):
     assert overhead["sglang"] == pytest.approx(4e-3, rel=0.25)
 
 
-def test_written_table_reads_back_with_provenance(fitted, sample, tmp_path):
-    path = tmp_path / "efficiency.yaml"
+@pytest.mark.parametrize("name", ["efficiency.json", "efficiency.yaml"])
+def test_written_table_reads_back_with_provenance(fitted, sample, tmp_path, name):
+    path = tmp_path / name
     combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, "dense" if not r.model.is_moe else ("mla_moe" if r.model.is_mla else "moe")) for r in sample})
     write_efficiency(fitted, path, combos=combos, rows_total=len(sample), measurements="synthetic", fitted="2026-01-01")
     table = load_efficiency(path)

@@ -1,4 +1,4 @@
-"""The efficiency table (sizer/efficiency.py, catalogs/efficiency.yaml): lookup by the most
+"""The efficiency table (sizer/efficiency.py, catalogs/efficiency.json): lookup by the most
 specific entry, units, provenance, and bad input as one line with the file and the field."""
 
 from __future__ import annotations
@@ -80,14 +80,14 @@ def test_bad_table_through_the_cli_is_one_line_and_exit_code(tmp_path, root):
 
     cat = tmp_path / "cat"
     shutil.copytree(root / "catalogs", cat)
-    (cat / "efficiency.yaml").write_text("source: x\nentries:\n  - match: {}\n    compute_fraction: 2\n")
+    (cat / "efficiency.json").write_text('{"source": "x", "entries": [{"match": {}, "compute_fraction": 2}]}\n')
     run = subprocess.run(
         [sys.executable, "-m", "sizer", "validate", "--catalog", str(cat), "--measurements", str(root / "tests" / "data" / "measured_small.csv")],
         capture_output=True,
         text=True,
     )
     assert run.returncode == 7, run.stderr
-    assert run.stderr.count("\n") == 1 and "efficiency.yaml: entries[0].compute_fraction" in run.stderr
+    assert run.stderr.count("\n") == 1 and "efficiency.json: entries[0].compute_fraction" in run.stderr
     assert "Traceback" not in run.stderr
 
 
