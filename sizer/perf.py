@@ -291,6 +291,11 @@ class StepModel:
         idx = np.asarray(index)
         return StepModel(**{name: getattr(self, name)[idx] for name in self.__dataclass_fields__})
 
+    def column(self) -> "StepModel":
+        """The same candidates as a column (every array of shape (C, 1)), so that every method,
+        all of them elementwise, broadcasts over a second axis: (C, K) arguments give (C, K) times."""
+        return StepModel(**{name: getattr(self, name)[:, None] for name in self.__dataclass_fields__})
+
     def with_factors(self, **arrays: np.ndarray) -> "StepModel":
         """The same candidates under other efficiency factors (used by the calibration)."""
         return replace(self, **{k: np.broadcast_to(np.asarray(v, dtype=float), self.tp.shape).copy() for k, v in arrays.items()})
@@ -522,7 +527,7 @@ def build_step_model(
     Each row is (model, gpu, tp, pp, weight_dtype, kv_dtype) or, with a layout,
     (model, gpu, Layout, weight_dtype, kv_dtype). `engine` names the serving engine of every row
     (or one per row); the efficiency factors are those of `efficiency` (default: the shipped
-    catalogs/efficiency.yaml) for each row's device, engine (and its release, `engine_version`,
+    catalogs/efficiency.json) for each row's device, engine (and its release, `engine_version`,
     when given), weight format and model architecture."""
     table = efficiency if efficiency is not None else efficiency_table()
     engines = [engine] * len(rows) if isinstance(engine, str) else list(engine)

@@ -48,17 +48,39 @@ def test_pollaczek_khinchine_tail_of_mm1():
         assert 1 - np.interp(x, edges[0], cdf[0]) == pytest.approx(0.5 * math.exp(-5 * x), abs=0.01)
 
 
+def _delay_cdf(lam, t, o, jump, sd=0.0):
+    h, cdf = _compound_delay_cdfs(np.array([lam]), np.array([t]), np.array([o]), np.array([[jump]]), np.array([1.0]), np.array([sd]))
+    return h[0, 0] * (np.arange(cdf.shape[2]) + 0.5), cdf[0, 0]  # CDF at each bin's upper edge
+
+
 def test_compound_poisson_delay_mean_and_variance():
     """X = sum of Poisson(m) jumps of 0.2 s: E[X] = 0.2 m, Var[X] = 0.04 m. Per output length O the
     grid holds X / O; with lam t O = m = 5 prompts per life and O = 100: mean 0.01, sd 0.00447."""
-    lam, t, o = np.array([2.5]), np.array([0.02]), np.array([100.0])
-    edges, cdf = _compound_delay_cdfs(lam, t, o, np.array([[0.2]]), np.array([1.0]), np.array([0.0]))
-    pmf = np.diff(np.concatenate([[0.0], cdf[0, 0]]))
-    x = edges[0]
+    edges, cdf = _delay_cdf(2.5, 0.02, 100.0, 0.2)
+    pmf = np.diff(np.concatenate([[0.0], cdf]))
+    x = edges - (edges[1] - edges[0]) / 2  # bin centres
     mean = (pmf * x).sum()
     var = (pmf * x**2).sum() - mean**2
-    assert mean == pytest.approx(0.2 * 5 / 100, rel=0.03)
-    assert math.sqrt(var) == pytest.approx(math.sqrt(0.04 * 5) / 100, rel=0.05)
+    # each jump's mass is split between the two bins around it: the mean is exact, not within a bin
+    assert mean == pytest.approx(0.2 * 5 / 100, rel=1e-3)
+    assert math.sqrt(var) == pytest.approx(math.sqrt(0.04 * 5) / 100, rel=0.02)
+
+
+def test_compound_poisson_delay_cdf_is_the_poisson_count_cdf():
+    """Equal jumps of 0.2 s, m = 1.5 x 0.02 x 100 = 3 per life, O = 100: Y = X / O = 0.002 N with
+    N ~ Poisson(3), so between the atoms the CDF is Poisson's: P(N <= 2) = 17 e^-3 / 2 = 0.42319,
+    P(N <= 7) = 0.98810 (sum of 3^k e^-3 / k!). The jump, 0.2 / (0.002-wide grid) on no bin boundary,
+    is where rounding each jump to its nearest bin put the atoms a bin off."""
+    edges, cdf = _delay_cdf(1.5, 0.02, 100.0, 0.2)
+    poisson_cdf = lambda n: sum(3**k * math.exp(-3) / math.factorial(k) for k in range(n + 1))  # noqa: E731
+    for y, n in ((0.005, 2), (0.015, 7)):
+        assert np.interp(y, edges, cdf) == pytest.approx(poisson_cdf(n), abs=1e-3)
+    # the mixture quantile over one O: the 0.99 quantile lies between the atoms of N = 7 and N = 8
+    from sizer.queueing import _mixture_quantile
+
+    h, c = _compound_delay_cdfs(np.array([1.5]), np.array([0.02]), np.array([100.0]), np.array([[0.2]]), np.array([1.0]), np.array([0.0]))
+    q = float(_mixture_quantile((h, c), np.array([1.0]), 0.99)[0])
+    assert 0.014 <= q <= 0.016 + h[0, 0]
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +133,32 @@ def test_max_rate_stops_where_the_bound_binds(chat_step):
     assert value == pytest.approx(bound, rel=0.02)
     above = evaluate_load(chat_step, np.array([rate * 1.05]), d, LIMITS)
     assert above.ttft_s["p99"][0] > 2.0 or above.tpot_s["p99"][0] > 0.045
+
+
+def test_max_rate_is_feasible_and_the_tolerance_above_it_is_not(catalog):
+    """The search's contract for every candidate at once (three devices, TP 2 to 8, two weight
+    formats: rates from 0.3 to 11 requests/s, some bound by TTFT, some by TPOT or memory, four
+    serving none): the rate returned passes every check, and 1 % above it fails one."""
+    from sizer.queueing import feasible
+
+    model = catalog.model("llama-3.1-70b")
+    rows = [(model, catalog.gpu(g), tp, 1, wd, "fp8") for g in ("H100-SXM", "A100-80GB", "L40S") for tp in (2, 4, 8) for wd in ("bf16", "fp8")]
+    rows = [r for r in rows if not (r[1].name == "A100-80GB" and r[4] == "fp8")]
+    step = build_step_model(rows, engine="vllm")
+    n = step.size
+    limits = Limits(
+        max_concurrency=np.linspace(40.0, 600.0, n),
+        max_num_seqs=np.full(n, 256.0),
+        max_num_batched_tokens=np.full(n, 8192.0),
+    )
+    d = _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.05),))
+    cap = max_rate(step, d, limits)
+    rate = cap.max_rate_rps
+    assert (rate > 0).sum() >= n // 2
+    served = rate > 0
+    assert feasible(evaluate_load(step, np.where(served, rate, 1e-9), d, limits), d, limits)[served].all()
+    assert not feasible(evaluate_load(step, np.where(served, rate * 1.01, 1e-9), d, limits), d, limits)[served].any()
+    assert {"ttft", "tpot", "memory"} & set(cap.binding)
 
 
 def test_closed_loop_satisfies_littles_law(chat_step):

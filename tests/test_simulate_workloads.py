@@ -6,13 +6,17 @@ the analytic model (queueing.evaluate_load, which sized it) within 15 % on TTFT 
 Where it does not, the gap is stated here and in the README ("simulate vs analytic"), and held to
 the figure measured when it was stated, so that it cannot grow unnoticed:
 
-    rag-llama-3.1-70b-32k   TPOT p99 +17 %: prompts to 30k tokens at p99 (log-normal beyond) are
+    rag-llama-3.1-70b-32k   TPOT p99 +24 %: prompts to 30k tokens at p99 (log-normal beyond) are
                             prefilled in several full budget steps that stall every running
                             sequence; short outputs that live through one have TPOTs the
                             analytic busy-period tail underestimates.
-    limited-llama-3.1-70b   H200 tp=1 (the pool the budget constraint adds): TTFT p99 +26 %,
-                            TPOT p99 +16 %: one GPU prefills 6k-16k-token prompts in 0.5-1.5 s;
-                            the same stalls, at a higher share of the replica's time.
+    limited-llama-3.1-70b   H200 tp=1 (the pool the budget constraint adds): TTFT p99 +21 %:
+                            one GPU prefills 6k-16k-token prompts in 0.5-1.5 s; the same stalls,
+                            at a higher share of the replica's time.
+    api-llama-3.1-8b        the other way: TPOT p99 -18 % (the analytic tail above the simulated
+                            one, so the plan over-provisions) at 50 requests/s of short prompts,
+                            where a request's life admits about 100 prompts and the busy-period
+                            widening of their delay overstates its spread; TTFT p99 +15 %.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from .conftest import WORKLOADS
 
 # (workload, device): {metric: bound on |simulated - analytic| / analytic} where 15 % does not hold
 STATED_GAPS = {
-    ("rag-llama-3.1-70b-32k", "MI300X"): {"tpot_p99": 0.25},
-    ("limited-llama-3.1-70b", "H200-SXM"): {"ttft_p99": 0.35, "tpot_p99": 0.25},
+    ("rag-llama-3.1-70b-32k", "MI300X"): {"tpot_p99": 0.27},
+    ("limited-llama-3.1-70b", "H200-SXM"): {"ttft_p99": 0.25},
+    ("api-llama-3.1-8b", "MI300X"): {"tpot_p99": 0.21, "ttft_p99": 0.18},
 }
 
 
