@@ -2,7 +2,7 @@
 
     catalogs/gpus.yaml       one entry per device; units in key names (memory_gib, hbm_gb_per_s,
                              bf16_dense_tflops, link_gb_per_s); every figure has a `sources:` entry
-    catalogs/efficiency.yaml the step-time model's efficiency factors, fitted by `sizer calibrate`
+    catalogs/efficiency.json the step-time model's efficiency factors, fitted by `sizer calibrate`
                              (efficiency.py reads it)
     catalogs/prices.yaml     USD per GPU-hour per device, provider and pricing kind, dated and sourced
     catalogs/models/*.yaml   Hugging Face config.json contents under `config:`, with name, aliases, source
