@@ -60,8 +60,6 @@ class Evaluated:
     admission: Admission | None = None
     max_rate_rps: float = 0.0
     binding: str | None = None  # the check that stops the per-replica rate growing
-    tpot_at_max_s: float | None = None
-    ttft_at_max_s: float | None = None
 
     @property
     def feasible(self) -> bool:
@@ -276,8 +274,6 @@ def _with_capacity(
         admission=adm,
         max_rate_rps=rate,
         binding=cap.binding[j],
-        tpot_at_max_s=float(cap.at_max.tpot_s["p99"][j]),
-        ttft_at_max_s=float(cap.at_max.ttft_s["p99"][j]),
     )
 
 

@@ -140,20 +140,21 @@ def _running_batch(step: StepModel, lam: np.ndarray, mean_out: float, ctx: float
     lo = np.full(lam.shape, np.log(1e-3))
     hi = np.full(lam.shape, np.log(1e6))
     grid = np.linspace(0.0, 1.0, _BATCH_GRID)
-    above_hi = None
+    converged = None
     for _ in range(5):
         log_n = lo[:, None] + (hi - lo)[:, None] * grid[None, :]  # (C, G)
         n = np.exp(log_n)
         t = column.lumpy_step(np.maximum(n, 1.0), ctx, lam_c, mean_p, budget_c - n, prompt_parts=parts_c)[0]
         with np.errstate(invalid="ignore"):
-            above = lam_c * mean_out * t - n > 0  # N too small: the batch grows
-        if above_hi is None:
-            above_hi = above[:, -1]
+            excess = lam_c * mean_out * t - n
+        above = excess > 0  # N too small: the batch grows
+        if converged is None:
+            converged = excess[:, -1] < 0  # a batch below 1e6 sequences balances the arrivals
         # the last grid point still above (the excess falls through zero once as N grows)
         k = np.clip(_BATCH_GRID - 1 - np.argmax(above[:, ::-1], axis=1), 0, _BATCH_GRID - 2)
         k = np.where(above.any(axis=1), k, 0)
         lo, hi = np.where(above.any(axis=1), log_n[np.arange(lam.shape[0]), k], lo), log_n[np.arange(lam.shape[0]), k + 1]
-    return np.exp(hi), ~above_hi
+    return np.exp(hi), converged
 
 
 _BATCH_GRID = 32
@@ -472,7 +473,6 @@ class Capacity:
 
     max_rate_rps: np.ndarray  # 0 where even a trickle of load fails
     binding: list[str]  # per candidate: the first check that fails just above the max rate
-    at_max: LoadPoint
     at_zero: LoadPoint
     zero_violations: dict[str, np.ndarray]
 
@@ -592,12 +592,11 @@ def max_rate(step: StepModel, demand: Demand, limits: Limits, tolerance: float =
         probe(idx, np.clip(x, top_ok[idx] * (1 + 0.1 * tolerance), low_bad[idx] / (1 + 0.1 * tolerance)))
 
     rate = np.where(ok0, hi * top_ok, 0.0)
-    at_max = evaluate_load(step, np.maximum(rate, lo), demand, limits)
     binding = []
     for i in range(n):
         names = [name for name in CHECKS if failing[name][i]]
         binding.append(names[0] if names else "compute")
-    return Capacity(max_rate_rps=rate, binding=binding, at_max=at_max, at_zero=at_zero, zero_violations=zero_v)
+    return Capacity(max_rate_rps=rate, binding=binding, at_zero=at_zero, zero_violations=zero_v)
 
 
 # ---------------------------------------------------------------------------------------------
