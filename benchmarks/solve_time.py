@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,10 +30,25 @@ from sizer.optimize import solve  # noqa: E402
 from sizer.workload import load_workload  # noqa: E402
 
 
+def _import_seconds(runs: int) -> float:
+    """Median wall time of a Python process that only imports the CLI (interpreter start included)."""
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import sizer.cli"], check=True, cwd=ROOT)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    startup = _import_seconds(args.runs)
+    print(
+        f"start-up (median `python -c 'import sizer.cli'`): {startup:.3f} s"
+        + (" with PYTHONDONTWRITEBYTECODE set: every run compiles sizer's modules" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "")
+    )
     print(f"{'workload':28s} {'cli median s':>12s} {'lib median s':>12s} {'evaluate s':>10s} {'program s':>9s}  plan")
     for path in sorted((ROOT / "workloads").glob("*.yaml")):
         cli_times = []
