@@ -13,6 +13,7 @@ Checks, in order (the `stage` a rejected candidate reached):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,7 @@ class Evaluated:
     admission: Admission | None = None
     max_rate_rps: float = 0.0
     binding: str | None = None  # the check that stops the per-replica rate growing
+    rate_exact: bool = True  # False: the search stopped early (a feasible rate, not the largest; evaluate_candidates' prune)
 
     @property
     def feasible(self) -> bool:
@@ -170,8 +172,13 @@ def engine_overrides(workload: Workload) -> EngineOverrides:
     )
 
 
-def evaluate_candidates(workload: Workload, catalog: Catalog) -> list[Evaluated]:
-    """Check every configuration of the search space; compute capacity for those that pass."""
+def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False) -> list[Evaluated]:
+    """Check every configuration of the search space; compute capacity for those that pass.
+
+    `prune` (sizer solve): where the plan is one configuration with no purchasing constraint,
+    the rate search stops early for candidates that cannot be their device's cheapest plan even
+    at the top of their rate bracket (see _cannot_win); their rate is then a feasible one, not
+    the largest (rate_exact False), and no plan, alternative or saving is built from them."""
     model = workload.model
     policy = engine_policy(workload.engine)
     overrides = engine_overrides(workload)
@@ -235,10 +242,57 @@ def evaluate_candidates(workload: Workload, catalog: Catalog) -> list[Evaluated]
             max_num_seqs=np.array([e.max_num_seqs for _, _, _, _, e, _, _ in passing], dtype=float),
             max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _, _ in passing], dtype=float),
         )
-        cap = max_rate(step, demand_of(workload), limits)
+        keep = _cannot_win(workload, catalog, passing) if prune and prunable(workload) else None
+        cap = max_rate(step, demand_of(workload), limits, keep=keep)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
             out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload)
     return [e for e in out if e is not None]
+
+
+def prunable(workload: Workload) -> bool:
+    """The plan is one configuration on every request size with no purchasing constraint: then
+    only each device's cheapest single-configuration plan is ever built (the plan, the other
+    devices' best, the saving of a mix), and no constraint is re-solved without its bound."""
+    s = workload.search
+    return s.max_configurations == 1 and not s.size_buckets and not workload.constraints.any
+
+
+def _cannot_win(workload: Workload, catalog: Catalog, passing: list):
+    """max_rate's `keep` for a prunable workload: from every candidate's bracket (a rate it serves,
+    one it does not), the cheapest single plan each device is sure of (fleet.single_plan at the
+    rates served), and the candidates whose plan at the rates not served would still cost no more
+    than that: those go on to the tolerance. A plan's cost never rises with the rate, so the rest
+    cost more than their device's best whatever their largest rate is."""
+    from .fleet import build_problem, demand_by_hour, single_plan
+
+    # rates below this would need more than 100,000 replicas: too far from a plan to price
+    # (a single plan enumerates the reserved counts up to its peak); such candidates go on
+    floor_rps = max(demand_by_hour(workload)) / 100_000
+
+    def plans(rates: np.ndarray):
+        evaluated = [
+            Evaluated(config=cfg, stage="feasible", reason=None, price=price, memory=m, engine=settings, admission=adm, max_rate_rps=float(r))
+            for (_, cfg, _, m, settings, price, adm), r in zip(passing, rates)
+            if r >= floor_rps
+        ]
+        problem = build_problem(workload, catalog, evaluated)
+        return [single_plan(o, problem) for o in problem.options]
+
+    def keep(served_rps: np.ndarray, not_served_rps: np.ndarray) -> np.ndarray:
+        sure: dict[str, float] = {}
+        for sp in plans(served_rps):
+            if sp.feasible:
+                sure[sp.option.device] = min(sure.get(sp.option.device, math.inf), sp.cost_usd_per_horizon)
+        # a configuration is beaten when every offer of it is (any one may be its cheapest)
+        beaten: dict = {}
+        for sp in plans(not_served_rps):
+            lost = sp.feasible and sp.cost_usd_per_horizon > sure.get(sp.option.device, math.inf) * (1 + 1e-9) + 1e-9
+            beaten[sp.option.config] = beaten.get(sp.option.config, True) and lost
+        # a candidate with no rate served above the floor yet goes on: stopped there, its plan would
+        # be priced at that rate (sizer prices every feasible candidate's single plan)
+        return np.array([not beaten.get(cfg, False) or r < floor_rps for (_, cfg, *_), r in zip(passing, served_rps)], dtype=bool)
+
+    return keep
 
 
 def _cap_admission(adm: Admission, slots: int) -> Admission:
@@ -274,6 +328,7 @@ def _with_capacity(
         admission=adm,
         max_rate_rps=rate,
         binding=cap.binding[j],
+        rate_exact=bool(cap.exact[j]),
     )
 
 

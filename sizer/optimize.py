@@ -1159,11 +1159,14 @@ def solve(
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
     lp_path: str | None = None,
 ) -> Plan:
-    """Evaluate every candidate of the workload's search space and solve the program."""
+    """Evaluate every candidate of the workload's search space and solve the program. Candidates
+    that cannot be their device's cheapest plan stop their rate search early (evaluate_candidates'
+    prune), except when the whole program is written out (`lp_path`)."""
     from .candidates import evaluate_candidates
 
     check_context(workload)
-    return plan(workload, catalog, evaluate_candidates(workload, catalog), time_limit_s=time_limit_s, lp_path=lp_path)
+    evaluated = evaluate_candidates(workload, catalog, prune=lp_path is None)
+    return plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path)
 
 
 def check_context(workload: Workload) -> None:

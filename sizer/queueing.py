@@ -34,6 +34,7 @@ rate is a root, found by Brent's method (max_rate).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
@@ -475,6 +476,7 @@ class Capacity:
     binding: list[str]  # per candidate: the first check that fails just above the max rate
     at_zero: LoadPoint
     zero_violations: dict[str, np.ndarray]
+    exact: np.ndarray  # False where the search stopped early (max_rate's `keep`): the rate is feasible, not the largest
 
 
 def slack(point: LoadPoint, demand: Demand, limits: Limits) -> np.ndarray:
@@ -508,7 +510,13 @@ rates lie 0.2 to 2.6 decades below saturation, half of them within 0.5 (measured
 candidate of the eight shipped workloads when this was written)."""
 
 
-def max_rate(step: StepModel, demand: Demand, limits: Limits, tolerance: float = 0.01) -> Capacity:
+def max_rate(
+    step: StepModel,
+    demand: Demand,
+    limits: Limits,
+    tolerance: float = 0.01,
+    keep: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> Capacity:
     """The largest per-replica rate within every check, for every candidate, to a relative
     `tolerance`: the rate returned is feasible, and a rate at most `tolerance` above it is not.
 
@@ -522,7 +530,12 @@ def max_rate(step: StepModel, demand: Demand, limits: Limits, tolerance: float =
     saturation). Brent's last steps go at least the tolerance past the estimate, so the bracket
     closes: 5 to 8 probes where bisection on log(rate) took 12 to 15. Each probe evaluates only the
     candidates still open. The rate returned is the highest probe found feasible; the check that
-    binds is the first failing at the lowest probe found infeasible."""
+    binds is the first failing at the lowest probe found infeasible.
+
+    `keep(feasible_rps, infeasible_rps)`, called after the second, third and fourth probes with
+    every candidate's bracket (a rate it serves, a rate it does not), returns the candidates worth
+    the search to the tolerance; the others stop there, their rate the feasible end of their
+    bracket (Capacity.exact False)."""
     mean_p = demand.prompt.mean
     c_p = step.prefill_per_token_s(np.full(step.size, mean_p))
     hi = 1.0 / (mean_p * c_p)  # prefill alone saturates the GPU
@@ -560,8 +573,11 @@ def max_rate(step: StepModel, demand: Demand, limits: Limits, tolerance: float =
     first = np.flatnonzero(ok0)
     if first.size:
         probe(first, b[first])
-    for _ in range(100):
-        open_ = ok0 & (low_bad > top_ok * (1 + tolerance))
+    frozen = np.zeros(n, dtype=bool)
+    for round_ in range(100):
+        if keep is not None and 1 <= round_ <= 3:
+            frozen |= ok0 & (low_bad > top_ok * (1 + tolerance)) & ~np.asarray(keep(hi * top_ok, hi * low_bad), dtype=bool)
+        open_ = ok0 & ~frozen & (low_bad > top_ok * (1 + tolerance))
         # Brent: keep the root between b and c, b the end with the smaller |f|
         same = np.sign(fb) == np.sign(fc)
         c, fc = np.where(same, a, c), np.where(same, fa, fc)
@@ -598,7 +614,8 @@ def max_rate(step: StepModel, demand: Demand, limits: Limits, tolerance: float =
     for i in range(n):
         names = [name for name in CHECKS if failing[name][i]]
         binding.append(names[0] if names else "compute")
-    return Capacity(max_rate_rps=rate, binding=binding, at_zero=at_zero, zero_violations=zero_v)
+    exact = ~ok0 | (low_bad <= top_ok * (1 + tolerance))
+    return Capacity(max_rate_rps=rate, binding=binding, at_zero=at_zero, zero_violations=zero_v, exact=exact)
 
 
 # ---------------------------------------------------------------------------------------------
