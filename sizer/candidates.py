@@ -269,28 +269,40 @@ def _cannot_win(workload: Workload, catalog: Catalog, passing: list):
     # (a single plan enumerates the reserved counts up to its peak); such candidates go on
     floor_rps = max(demand_by_hour(workload)) / 100_000
 
-    def plans(rates: np.ndarray):
+    configs = [cfg for _, cfg, *_ in passing]
+
+    def plan_costs(indices: list[int], rates: np.ndarray) -> dict:
+        """Cheapest single plan of each listed candidate at the given rates (over its offers)."""
         evaluated = [
-            Evaluated(config=cfg, stage="feasible", reason=None, price=price, memory=m, engine=settings, admission=adm, max_rate_rps=float(r))
-            for (_, cfg, _, m, settings, price, adm), r in zip(passing, rates)
-            if r >= floor_rps
+            Evaluated(config=cfg, stage="feasible", reason=None, price=price, memory=m, engine=settings, admission=adm, max_rate_rps=float(rates[i]))
+            for i, (_, cfg, _, m, settings, price, adm) in ((i, passing[i]) for i in indices)
         ]
         problem = build_problem(workload, catalog, evaluated)
-        return [single_plan(o, problem) for o in problem.options]
+        out: dict = {}
+        for o in problem.options:
+            sp = single_plan(o, problem)
+            cost = sp.cost_usd_per_horizon if sp.feasible else math.inf
+            out[o.config] = min(out.get(o.config, math.inf), cost)
+        return out
+
+    sure: dict = {}  # configuration -> (rate served, cheapest plan at it)
+    beaten: set = set()  # stays beaten: the devices' sure costs only fall, the rates not served only fall
 
     def keep(served_rps: np.ndarray, not_served_rps: np.ndarray) -> np.ndarray:
-        sure: dict[str, float] = {}
-        for sp in plans(served_rps):
-            if sp.feasible:
-                sure[sp.option.device] = min(sure.get(sp.option.device, math.inf), sp.cost_usd_per_horizon)
-        # a configuration is beaten when every offer of it is (any one may be its cheapest)
-        beaten: dict = {}
-        for sp in plans(not_served_rps):
-            lost = sp.feasible and sp.cost_usd_per_horizon > sure.get(sp.option.device, math.inf) * (1 + 1e-9) + 1e-9
-            beaten[sp.option.config] = beaten.get(sp.option.config, True) and lost
-        # a candidate with no rate served above the floor yet goes on: stopped there, its plan would
-        # be priced at that rate (sizer prices every feasible candidate's single plan)
-        return np.array([not beaten.get(cfg, False) or r < floor_rps for (_, cfg, *_), r in zip(passing, served_rps)], dtype=bool)
+        changed = [i for i, r in enumerate(served_rps) if r >= floor_rps and sure.get(configs[i], (None,))[0] != r]
+        for cfg, cost in plan_costs(changed, served_rps).items():
+            sure[cfg] = (served_rps[configs.index(cfg)], cost)
+        best: dict[str, float] = {}
+        for cfg, (_, cost) in sure.items():
+            best[cfg.device] = min(best.get(cfg.device, math.inf), cost)
+        # a configuration is beaten when its cheapest plan at the rate it does not serve costs more
+        # than its device's sure plan; one with no rate served above the floor yet goes on (stopped
+        # there, its own plan would be priced at that rate)
+        pending = [i for i, cfg in enumerate(configs) if cfg not in beaten and served_rps[i] >= floor_rps and not_served_rps[i] > served_rps[i]]
+        for cfg, cost in plan_costs(pending, not_served_rps).items():
+            if cost > best.get(cfg.device, math.inf) * (1 + 1e-9) + 1e-9:
+                beaten.add(cfg)
+        return np.array([cfg not in beaten or r < floor_rps for cfg, r in zip(configs, served_rps)], dtype=bool)
 
     return keep
 

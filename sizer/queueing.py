@@ -532,10 +532,10 @@ def max_rate(
     candidates still open. The rate returned is the highest probe found feasible; the check that
     binds is the first failing at the lowest probe found infeasible.
 
-    `keep(feasible_rps, infeasible_rps)`, called after the second, third and fourth probes with
-    every candidate's bracket (a rate it serves, a rate it does not), returns the candidates worth
-    the search to the tolerance; the others stop there, their rate the feasible end of their
-    bracket (Capacity.exact False)."""
+    `keep(feasible_rps, infeasible_rps)`, called after each of the first six probes with every
+    candidate's bracket (a rate it serves, a rate it does not), returns the candidates worth the
+    search to the tolerance; the others stop there, their rate the feasible end of their bracket
+    (Capacity.exact False)."""
     mean_p = demand.prompt.mean
     c_p = step.prefill_per_token_s(np.full(step.size, mean_p))
     hi = 1.0 / (mean_p * c_p)  # prefill alone saturates the GPU
@@ -575,7 +575,7 @@ def max_rate(
         probe(first, b[first])
     frozen = np.zeros(n, dtype=bool)
     for round_ in range(100):
-        if keep is not None and 1 <= round_ <= 3:
+        if keep is not None and round_ <= 5:
             frozen |= ok0 & (low_bad > top_ok * (1 + tolerance)) & ~np.asarray(keep(hi * top_ok, hi * low_bad), dtype=bool)
         open_ = ok0 & ~frozen & (low_bad > top_ok * (1 + tolerance))
         # Brent: keep the root between b and c, b the end with the smaller |f|
