@@ -38,6 +38,24 @@ class EngineOverrides:
     max_num_batched_tokens: int | None = None
     n_parallel: int | None = None
 
+    def resolve(
+        self, *, engine: str, version: str, max_model_len: int, memory_fraction: float, block_size_tokens: int, max_num_seqs: int, max_num_batched_tokens: int
+    ) -> "EngineSettings":
+        """The settings: each value the workload gave, else the engine's default passed here."""
+
+        def pick(given, default):
+            return default if given is None else given
+
+        return EngineSettings(
+            engine=engine,
+            version=version,
+            memory_fraction=pick(self.memory_fraction, memory_fraction),
+            block_size_tokens=pick(self.block_size_tokens, block_size_tokens),
+            max_num_seqs=pick(self.max_num_seqs, max_num_seqs),
+            max_num_batched_tokens=pick(self.max_num_batched_tokens, max_num_batched_tokens),
+            max_model_len=max_model_len,
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineSettings:
@@ -235,14 +253,14 @@ class VllmPolicy(EnginePolicy):
             seqs = 256
             chunked = era in ("v0.6", "v0.7") and max_model_len > 32768
             tokens = (512 if era == "v0.6" else 2048) if chunked else max(max_model_len, 2048)
-        return EngineSettings(
+        return overrides.resolve(
             engine=self.name,
             version=version,
-            memory_fraction=overrides.memory_fraction if overrides.memory_fraction is not None else 0.9,  # CacheConfig default
-            block_size_tokens=overrides.block_size_tokens or 16,  # CacheConfig block_size default on CUDA
-            max_num_seqs=overrides.max_num_seqs or seqs,
-            max_num_batched_tokens=overrides.max_num_batched_tokens or tokens,
             max_model_len=max_model_len,
+            memory_fraction=0.9,  # CacheConfig default
+            block_size_tokens=16,  # CacheConfig block_size default on CUDA
+            max_num_seqs=seqs,
+            max_num_batched_tokens=tokens,
         )
 
     def runtime_buffer_bytes(self, model: ModelArch, settings: EngineSettings | None = None) -> float:
@@ -349,14 +367,14 @@ class SglangPolicy(EnginePolicy):
         # under 25,000 MB; page_size 1 (token-granular pool).
         default_fraction = 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
         chunk = 2048 if gpu.memory_bytes / 2**20 < 25_000 else 8192
-        return EngineSettings(
+        return overrides.resolve(
             engine=self.name,
             version=version or self.default_version,
-            memory_fraction=overrides.memory_fraction if overrides.memory_fraction is not None else default_fraction,
-            block_size_tokens=overrides.block_size_tokens or 1,
-            max_num_seqs=overrides.max_num_seqs or 4096,  # max_running_requests: bounded by the pool
-            max_num_batched_tokens=overrides.max_num_batched_tokens or chunk,
             max_model_len=max_model_len,
+            memory_fraction=default_fraction,
+            block_size_tokens=1,
+            max_num_seqs=4096,  # max_running_requests: bounded by the pool
+            max_num_batched_tokens=chunk,
         )
 
     def init_bytes(self, tp: int) -> float:
@@ -422,14 +440,14 @@ class TrtllmPolicy(EnginePolicy):
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
         # tensorrt_llm/llmapi/llm_args.py: KvCacheConfig.free_gpu_memory_fraction 0.9,
         # tokens_per_block 32; BaseLlmArgs max_batch_size 2048, max_num_tokens 8192.
-        return EngineSettings(
+        return overrides.resolve(
             engine=self.name,
             version=version or self.default_version,
-            memory_fraction=overrides.memory_fraction if overrides.memory_fraction is not None else 0.9,
-            block_size_tokens=overrides.block_size_tokens or 32,
-            max_num_seqs=overrides.max_num_seqs or 2048,
-            max_num_batched_tokens=overrides.max_num_batched_tokens or 8192,
             max_model_len=max_model_len,
+            memory_fraction=0.9,
+            block_size_tokens=32,
+            max_num_seqs=2048,
+            max_num_batched_tokens=8192,
         )
 
     def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
