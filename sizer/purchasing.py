@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import FieldTypeError, FieldValueError, InputFileError
-from .schema import Fields
+from .schema import Fields, type_name
 
 HOURS_PER_DAY = 24
 DAYS_PER_MONTH = 365 / 12  # 30.4167: a month of a 365-day year
@@ -114,13 +114,13 @@ def parse_profile(t: Fields) -> tuple[float, ...]:
     raw = t.raw.get("profile")
     where = f"{t.file}: {'.'.join(p for p in (t.path, 'profile') if p)}"
     if not isinstance(raw, list):
-        raise FieldTypeError(f"{where}: expected a list of {HOURS_PER_DAY} hourly request rates (requests/s, hour 0 = 00:00-01:00), got {_kind(raw)}")
+        raise FieldTypeError(f"{where}: expected a list of {HOURS_PER_DAY} hourly request rates (requests/s, hour 0 = 00:00-01:00), got {type_name(raw)}")
     if len(raw) != HOURS_PER_DAY:
         raise FieldValueError(f"{where}: expected {HOURS_PER_DAY} hourly request rates (hour 0 = 00:00-01:00), got {len(raw)}")
     out = []
     for i, v in enumerate(raw):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise FieldTypeError(f"{where}[{i}]: expected a number of requests/s, got {_kind(v)}")
+            raise FieldTypeError(f"{where}[{i}]: expected a number of requests/s, got {type_name(v)}")
         if not math.isfinite(v) or v < 0:
             raise FieldValueError(f"{where}[{i}]: expected a number >= 0, got {v:g}")
         out.append(float(v))
@@ -201,33 +201,17 @@ def parse_size_buckets(sr: Fields, max_configurations: int) -> tuple[float, ...]
             raise FieldValueError(f"{where}: expected a number of buckets from 1 to 20, got {raw}")
         return tuple(100.0 * i / raw for i in range(1, raw))
     if not isinstance(raw, list):
-        raise FieldTypeError(f"{where}: expected a list of prompt-length percentiles such as [50, 90], a number of buckets, or [], got {_kind(raw)}")
+        raise FieldTypeError(f"{where}: expected a list of prompt-length percentiles such as [50, 90], a number of buckets, or [], got {type_name(raw)}")
     out = []
     for i, v in enumerate(raw):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise FieldTypeError(f"{where}[{i}]: expected a percentile, got {_kind(v)}")
+            raise FieldTypeError(f"{where}[{i}]: expected a percentile, got {type_name(v)}")
         if not 0 < v < 100:
             raise FieldValueError(f"{where}[{i}]: expected a percentile > 0 and < 100, got {v:g}")
         if out and v <= out[-1]:
             raise FieldValueError(f"{where}[{i}]: percentiles must increase ({v:g} after {out[-1]:g})")
         out.append(float(v))
     return tuple(out)
-
-
-def _kind(v) -> str:
-    if v is None:
-        return "nothing (null)"
-    if isinstance(v, bool):
-        return f"a boolean ({v})"
-    if isinstance(v, (int, float)):
-        return f"a number ({v:g})"
-    if isinstance(v, str):
-        return f"a string ({v!r})"
-    if isinstance(v, Mapping):
-        return "a mapping"
-    if isinstance(v, list):
-        return "a list"
-    return type(v).__name__
 
 
 # ------------------------------------------------------------------------------------------------

@@ -97,7 +97,8 @@ def _refuse_duplicate_keys(node: Any, label: str) -> None:
             stack.extend(n.value)
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """How an error message names a value the user gave: its kind, and the value as given."""
     if value is None:
         return "nothing (null)"
     if isinstance(value, bool):
@@ -122,7 +123,7 @@ class Fields:
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):
-            raise FieldTypeError(f"{self._where()}expected a mapping of keys to values, got {_type_name(raw)}")
+            raise FieldTypeError(f"{self._where()}expected a mapping of keys to values, got {type_name(raw)}")
         self.raw: Mapping[str, Any] = raw
 
     # -- locations -------------------------------------------------------------------------
@@ -166,7 +167,7 @@ class Fields:
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise FieldTypeError(f"{self._where(key)}expected a number, got {_type_name(value)}")
+            raise FieldTypeError(f"{self._where(key)}expected a number, got {type_name(value)}")
         value = float(value)
         if not math.isfinite(value):
             raise FieldValueError(f"{self._where(key)}expected a finite number, got {value}")
@@ -188,7 +189,7 @@ class Fields:
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             else:
-                raise FieldTypeError(f"{self._where(key)}expected an integer, got {_type_name(value)}")
+                raise FieldTypeError(f"{self._where(key)}expected an integer, got {type_name(value)}")
         if (ge is not None and value < ge) or (le is not None and value > le):
             raise FieldValueError(f"{self._where(key)}expected an integer {_bound_text(None, ge, le, None)}, got {value}")
         return value
@@ -198,7 +199,7 @@ class Fields:
         if value is default and default is not _MISSING:
             return value
         if not isinstance(value, str):
-            raise FieldTypeError(f"{self._where(key)}expected a string, got {_type_name(value)}")
+            raise FieldTypeError(f"{self._where(key)}expected a string, got {type_name(value)}")
         if choices is not None:
             choices = list(choices)
             if value not in choices:
@@ -210,7 +211,7 @@ class Fields:
     def boolean(self, key: str, default: Any = _MISSING) -> bool:
         value = self._get(key, default)
         if not isinstance(value, bool):
-            raise FieldTypeError(f"{self._where(key)}expected true or false, got {_type_name(value)}")
+            raise FieldTypeError(f"{self._where(key)}expected true or false, got {type_name(value)}")
         return value
 
     def string_list(self, key: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> tuple[str, ...]:
@@ -220,12 +221,12 @@ class Fields:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not value:
-            raise FieldTypeError(f"{self._where(key)}expected a non-empty list of strings, got {_type_name(value)}")
+            raise FieldTypeError(f"{self._where(key)}expected a non-empty list of strings, got {type_name(value)}")
         out = []
         choice_list = list(choices) if choices is not None else None
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected a string, got {_type_name(item)}")
+                raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected a string, got {type_name(item)}")
             if choice_list is not None and item not in choice_list:
                 raise FieldValueError(
                     f"{self._where(f'{key}[{i}]')}expected one of {', '.join(choice_list)}, got {item!r}"
@@ -241,11 +242,11 @@ class Fields:
         if isinstance(value, int) and not isinstance(value, bool):
             value = [value]
         if not isinstance(value, list) or not value:
-            raise FieldTypeError(f"{self._where(key)}expected a non-empty list of integers, got {_type_name(value)}")
+            raise FieldTypeError(f"{self._where(key)}expected a non-empty list of integers, got {type_name(value)}")
         out = []
         for i, item in enumerate(value):
             if isinstance(item, bool) or not isinstance(item, int):
-                raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected an integer, got {_type_name(item)}")
+                raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected an integer, got {type_name(item)}")
             if item < ge:
                 raise FieldValueError(f"{self._where(f'{key}[{i}]')}expected an integer >= {ge}, got {item}")
             out.append(item)
