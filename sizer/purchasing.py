@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -234,11 +233,12 @@ def _seconds(text: str, where: str) -> float:
     return stamp.replace(tzinfo=timezone.utc).timestamp()
 
 
-def read_trace(path: Path, label: str) -> TraceSummary:
-    """Hourly arrival rates (requests/s, by hour of day) from a CSV of arrivals.
-
-    rate[h] = arrivals whose hour of day is h / seconds of the trace's span [first, last arrival]
-    that fall in hour h of some day. The span must cover every hour of the day at least once."""
+def read_arrivals_csv(path: Path, label: str, *, blank_lengths: bool = False) -> tuple[list[float], list[float], list[float]]:
+    """The arrivals of a trace CSV (the workload's traffic.trace, `sizer simulate --trace`): a
+    `timestamp` per row (epoch seconds or ISO 8601), and optionally `prompt_tokens` and
+    `output_tokens`. Returns (times, prompt lengths, output lengths), one length per row where its
+    column is there and none where it is not; a blank cell is NaN with `blank_lengths` (the
+    simulator draws it from the workload's distribution), else an error."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -255,6 +255,9 @@ def read_trace(path: Path, label: str) -> TraceSummary:
         for col, sink in (("prompt_tokens", prompts), ("output_tokens", outputs)):
             if col in row:
                 value = row[col]
+                if blank_lengths and value in (None, ""):
+                    sink.append(math.nan)
+                    continue
                 try:
                     n = float(value)
                 except (TypeError, ValueError):
@@ -262,6 +265,15 @@ def read_trace(path: Path, label: str) -> TraceSummary:
                 if not n >= 1:
                     raise FieldValueError(f"{label}: line {i}: {col}: expected a number >= 1, got {value}")
                 sink.append(n)
+    return times, prompts, outputs
+
+
+def read_trace(path: Path, label: str) -> TraceSummary:
+    """Hourly arrival rates (requests/s, by hour of day) from a CSV of arrivals.
+
+    rate[h] = arrivals whose hour of day is h / seconds of the trace's span [first, last arrival]
+    that fall in hour h of some day. The span must cover every hour of the day at least once."""
+    times, prompts, outputs = read_arrivals_csv(path, label)
     if len(times) < 2:
         raise FieldValueError(f"{label}: expected at least two arrivals, got {len(times)}")
     start, end = min(times), max(times)

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .catalog import Catalog
-from .errors import FieldValueError, InfeasibleError, InputFileError
+from .errors import FieldValueError, InfeasibleError
 from .perf import StepModel, build_step_model
 from .queueing import Demand, Limits, evaluate_load
 from .workload import LengthDist, Workload
@@ -157,42 +157,13 @@ def trace_arrivals(path: Path | str, duration_s: float, replicas: int, prompt: L
     """Arrivals of a trace CSV (`timestamp` in epoch seconds or ISO 8601; optional `prompt_tokens`,
     `output_tokens`), from its first arrival for `duration_s`, each routed to this replica with
     probability 1 / replicas. Missing lengths are drawn from the workload's distributions."""
-    import csv
-    from datetime import datetime, timezone
+    from .purchasing import read_arrivals_csv
 
     path = Path(path)
     label = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError(f"{label}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputFileError(f"{label}: cannot read: {exc}") from None
-    rows = list(csv.DictReader(text.splitlines()))
-    if not rows or "timestamp" not in rows[0]:
-        raise FieldValueError(f"{label}: expected a CSV with a 'timestamp' column (and optionally prompt_tokens, output_tokens)")
-    times, prompts, outputs = [], [], []
-    for i, row in enumerate(rows, start=2):
-        raw = (row.get("timestamp") or "").strip()
-        try:
-            t = float(raw)
-        except ValueError:
-            try:
-                t = datetime.fromisoformat(raw.replace("Z", "+00:00")).replace(tzinfo=timezone.utc).timestamp()
-            except ValueError:
-                raise FieldValueError(f"{label}: line {i}: timestamp: expected epoch seconds or an ISO 8601 time, got {raw!r}") from None
-        times.append(t)
-        for col, sink in (("prompt_tokens", prompts), ("output_tokens", outputs)):
-            if col in row and row[col] not in (None, ""):
-                try:
-                    v = float(row[col])
-                except ValueError:
-                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number of tokens, got {row[col]!r}") from None
-                if not v >= 1:
-                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number >= 1, got {row[col]}")
-                sink.append(v)
-            else:
-                sink.append(math.nan)
+    times, prompts, outputs = read_arrivals_csv(path, label, blank_lengths=True)
+    prompts = prompts or [math.nan] * len(times)  # no column: every length drawn
+    outputs = outputs or [math.nan] * len(times)
     t = np.asarray(times, dtype=float)
     order = np.argsort(t, kind="stable")
     t = t[order] - t[order][0]
