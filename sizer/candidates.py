@@ -270,6 +270,7 @@ def _cannot_win(workload: Workload, catalog: Catalog, passing: list):
     floor_rps = max(demand_by_hour(workload)) / 100_000
 
     configs = [cfg for _, cfg, *_ in passing]
+    position = {cfg: i for i, cfg in enumerate(configs)}
 
     def plan_costs(indices: list[int], rates: np.ndarray) -> dict:
         """Cheapest single plan of each listed candidate at the given rates (over its offers)."""
@@ -291,7 +292,7 @@ def _cannot_win(workload: Workload, catalog: Catalog, passing: list):
     def keep(served_rps: np.ndarray, not_served_rps: np.ndarray) -> np.ndarray:
         changed = [i for i, r in enumerate(served_rps) if r >= floor_rps and sure.get(configs[i], (None,))[0] != r]
         for cfg, cost in plan_costs(changed, served_rps).items():
-            sure[cfg] = (served_rps[configs.index(cfg)], cost)
+            sure[cfg] = (served_rps[position[cfg]], cost)
         best: dict[str, float] = {}
         for cfg, (_, cost) in sure.items():
             best[cfg.device] = min(best.get(cfg.device, math.inf), cost)

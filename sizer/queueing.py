@@ -129,13 +129,12 @@ def _points(dist: LengthDist, edges: np.ndarray = _EDGES) -> tuple[np.ndarray, n
     return _weighted_points(dist, tuple(float(x) for x in edges))
 
 
-def _running_batch(step: StepModel, lam: np.ndarray, mean_out: float, ctx: float, mean_p: float, budget: np.ndarray, prompt_parts) -> tuple[np.ndarray, np.ndarray]:
+def _running_batch(column: StepModel, lam: np.ndarray, mean_out: float, ctx: float, mean_p: float, budget: np.ndarray, prompt_parts) -> tuple[np.ndarray, np.ndarray]:
     """Solve N = lam E[O] t(N), t the lumpy mean step (perf.StepModel.lumpy_step), on log N in
     [1e-3, 1e6]: the excess lam E[O] t(N) - N on a grid of 32 points per candidate, then the same
     on the interval around its sign change, five times (31 intervals a round: 20.7 / 31^5 = 7e-7
-    relative in N, in five vectorised calls where bisection to that precision made 25). Returns
-    (N, converged)."""
-    column = step.column()
+    relative in N, in five vectorised calls where bisection to that precision made 25). `column`:
+    the step model as a column (StepModel.column). Returns (N, converged)."""
     lam_c, budget_c = lam[:, None], budget[:, None]
     parts_c = (prompt_parts[0][:, None], prompt_parts[1][:, None])
     lo = np.full(lam.shape, np.log(1e-3))
@@ -341,7 +340,8 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     # attention is quadratic in the prompt: per prompt token it is paid at the size-biased mean
     # length E[P^2] / E[P] (a token is more likely to sit in a long prompt), GEMMs per token alike
     parts = step.prefill_token_parts(np.full(lam.shape, demand.prompt.size_biased_mean))
-    n, converged = _running_batch(step, lam, mean_o, ctx, mean_p, budget, parts)
+    column = step.column()  # (C, 1) arrays: broadcasts over a second axis of batches or prompt lengths
+    n, converged = _running_batch(column, lam, mean_o, ctx, mean_p, budget, parts)
     n = np.maximum(n, 0.0)
     nb = np.maximum(n, 1.0)
     chunk = np.maximum(budget - n, 1.0)  # prompt tokens a step can take
@@ -358,7 +358,6 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     # decode steps it displaces, it delays every running sequence by J(P).
     points, point_w = _points(demand.prompt)  # (K,)
     t_ok = np.where(finite, t, 0.0)
-    column = step.column()
     nb_c, chunk_c, pts = nb[:, None], chunk[:, None], points[None, :]
     block = _block_s(column, nb_c, ctx, pts, chunk_c, pts)  # (C, K), attention at each prompt's own length
     steps_in = np.ceil(points[None, :] / chunk[:, None])

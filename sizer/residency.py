@@ -95,9 +95,9 @@ def running_context_samples(prompt: LengthDist, output: LengthDist, points: int 
 @lru_cache(maxsize=256)
 def _block_moments(prompt: LengthDist, output: LengthDist, k: int, block: int, window: int, shared_blocks: int):
     """Over the running contexts (running_context_samples, plus k speculative positions): the
-    mean context, and the means and covariance of A, the full-attention blocks a sequence holds
-    privately (its blocks less the shared prefix's), and B, its sliding-window blocks. Shared by
-    every candidate with the same block size, window and prefix (cached)."""
+    mean context; the means of A, the full-attention blocks a sequence holds privately (its blocks
+    less the shared prefix's), and B, its sliding-window blocks; and (Var A, Cov AB, Var B). Shared
+    by every candidate with the same block size, window and prefix (cached)."""
     ctx, w = running_context_samples(prompt, output)
     ctx = np.ceil(ctx) + k
     blocks = np.ceil(ctx / block)
@@ -105,7 +105,7 @@ def _block_moments(prompt: LengthDist, output: LengthDist, k: int, block: int, w
     b = np.minimum(blocks, math.ceil(window / block) + 1) if window else blocks
     ea, eb = float((a * w).sum()), float((b * w).sum())
     da, db = a - ea, b - eb
-    cov = ((float((w * da * da).sum()), float((w * da * db).sum())), (float((w * da * db).sum()), float((w * db * db).sum())))
+    cov = (float((w * da * da).sum()), float((w * da * db).sum()), float((w * db * db).sum()))  # Var A, Cov AB, Var B
     return float((ctx * w).sum()), (ea, eb), cov
 
 
@@ -137,7 +137,7 @@ def admission(
     mean_bytes = _private_bytes(kv, context, block, window, shared_blocks)
     n_growth = n_percentile
     if prompt is not None and output is not None:
-        mean_ctx, (ea, eb), ((vaa, vab), (_, vbb)) = _block_moments(prompt, output, k, block, window, shared_blocks)
+        mean_ctx, (ea, eb), (vaa, vab, vbb) = _block_moments(prompt, output, k, block, window, shared_blocks)
         # a sequence's private bytes are linear in its block counts: block x (A full + B sliding)
         full, sliding = kv.full_bytes_per_token, kv.sliding_bytes_per_token
         mu = block * (ea * full + eb * sliding)

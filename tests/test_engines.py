@@ -314,7 +314,7 @@ def test_growth_moments_match_the_scalar_rule_over_every_running_context():
     per = np.array([_private_bytes(kv, int(math.ceil(c)) + 2, 16, 128, 5) for c in ctx])
     mu = float((w * per).sum())
     var = float((w * (per - mu) ** 2).sum())
-    mean_ctx, (ea, eb), ((vaa, vab), (_, vbb)) = _block_moments(prompt, output, 2, 16, 128, 5)
+    mean_ctx, (ea, eb), (vaa, vab, vbb) = _block_moments(prompt, output, 2, 16, 128, 5)
     full, sliding = kv.full_bytes_per_token, kv.sliding_bytes_per_token
     assert 16 * (ea * full + eb * sliding) == pytest.approx(mu, rel=1e-12)
     assert 256 * (full**2 * vaa + 2 * full * sliding * vab + sliding**2 * vbb) == pytest.approx(var, rel=1e-9)
