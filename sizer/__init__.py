@@ -60,4 +60,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_HOMES})
 
 
-__all__ = ["__version__", *sorted(_HOMES)]
+__all__ = sorted(["__version__", *_HOMES])
