@@ -133,14 +133,21 @@ class Entry:
         return (len(keys), *(int(k in keys) for k in MATCH_KEYS))
 
     def matches(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> bool:
-        want = {
-            "device": device.lower(),
-            "engine": engine.lower(),
-            "weight_dtype": weight_dtype.lower(),
-            "architecture": architecture.lower(),
-            "engine_version": version_label(engine_version),
-        }
+        return self._matches(_wanted(device, engine, weight_dtype, architecture, engine_version))
+
+    def _matches(self, want: dict[str, str]) -> bool:
         return all(want[k] == (version_label(v) if k == "engine_version" else v.lower()) for k, v in self.match)
+
+
+def _wanted(device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str) -> dict[str, str]:
+    """A lookup's keys as entries are matched: lower case, the release as major.minor."""
+    return {
+        "device": device.lower(),
+        "engine": engine.lower(),
+        "weight_dtype": weight_dtype.lower(),
+        "architecture": architecture.lower(),
+        "engine_version": version_label(engine_version),
+    }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -162,8 +169,9 @@ class EfficiencyTable:
         return _factors_cached(self, device, engine, weight_dtype, architecture, engine_version)
 
     def _factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
+        want = _wanted(device, engine, weight_dtype, architecture, engine_version)
         ranked = sorted(
-            (e for e in self.entries if e.matches(device, engine, weight_dtype, architecture, engine_version)),
+            (e for e in self.entries if e._matches(want)),
             key=lambda e: e.specificity,
             reverse=True,
         )

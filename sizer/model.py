@@ -279,8 +279,19 @@ def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_
     scheme = weight_scheme(model, weight_dtype)
     sixteen = DTYPE_BYTES[SIXTEEN_BIT]
     out = []
+    # a layer's bytes depend on it only through being MoE or dense, and through the scheme's
+    # per-layer exclusions: layers alike in both are computed once
+    excluded = {i for i, _ in scheme.excluded}
+    alike: dict[tuple[bool, int], float] = {}
+
+    def layer_bytes_of(i: int) -> float:
+        key = (bool(model.moe_layers and model.moe_layers[i]), i if i in excluded else -1)
+        if key not in alike:
+            alike[key] = group_bytes(model.layer_params(i, tp), scheme, i, expert_scale)
+        return alike[key]
+
     for s, layers in enumerate(model.stage_layers(pp)):
-        layer_bytes = sum(group_bytes(model.layer_params(i, tp), scheme, i, expert_scale) for i in layers)
+        layer_bytes = sum(layer_bytes_of(i) for i in layers)
         emb = model.embedding_params(tp) * sixteen if s == 0 else 0.0
         head = 0.0
         if s == pp - 1:

@@ -133,20 +133,35 @@ def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype:
         applies = scheme.applies(name, layer) if hasattr(scheme, "applies") else name in scheme.groups
         return scheme.bytes_per_param if applies else DTYPE_BYTES["bf16"]
 
-    def split(layers: range) -> tuple[float, float, float, float, int]:
+    def layer(i: int) -> tuple[float, float, float, float, int]:
         dense = experts = dense_flops = expert_flops = 0.0
         moe = 0
-        for i in layers:
-            for name, params in model.layer_params(i, tp).items():
-                if name == "experts":
-                    whole = params * tp  # layer_params splits experts by tp: undo, then spread over the group
-                    experts += whole * per(name, i) / group
-                    expert_flops += 2 * whole * model.num_experts_per_tok / model.num_experts
-                    moe += 1
-                else:
-                    dense += params * per(name, i)
-                    dense_flops += 2 * params
+        for name, params in model.layer_params(i, tp).items():
+            if name == "experts":
+                whole = params * tp  # layer_params splits experts by tp: undo, then spread over the group
+                experts += whole * per(name, i) / group
+                expert_flops += 2 * whole * model.num_experts_per_tok / model.num_experts
+                moe += 1
+            else:
+                dense += params * per(name, i)
+                dense_flops += 2 * params
         return dense, experts, dense_flops, expert_flops, moe
+
+    # a layer's figures depend on it only through being MoE or dense, and through the scheme's
+    # per-layer exclusions: layers alike in both are computed once
+    excluded = {i for i, _ in getattr(scheme, "excluded", ())}
+    alike: dict[tuple[bool, int], tuple[float, float, float, float, int]] = {}
+
+    def split(layers: range) -> tuple[float, float, float, float, int]:
+        total = [0.0, 0.0, 0.0, 0.0, 0]
+        for i in layers:
+            key = (bool(model.moe_layers and model.moe_layers[i]), i if i in excluded else -1)
+            figures = alike.get(key)
+            if figures is None:
+                figures = alike[key] = layer(i)
+            for k in range(5):
+                total[k] += figures[k]
+        return total[0], total[1], total[2], total[3], int(total[4])
 
     heads_per_gpu = model.num_attention_heads / tp
     if model.is_mla:
@@ -160,8 +175,8 @@ def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype:
     decode_attn = 4 * heads_per_gpu * decode_dim  # QK^T and PV, 2 FLOPs per multiply-add each
 
     lm_head_flops = 2 * model.vocab_size * model.hidden_size / tp
-    d, e, dfl, efl, moe = split(layer_ranges[binding])
     parts = [split(r) for r in layer_ranges]
+    d, e, dfl, efl, moe = parts[binding]
     edge = stages[binding].embedding_bytes + stages[binding].lm_head_bytes
     all_edges = sum(s.embedding_bytes + s.lm_head_bytes for s in stages)
     sliding = sum(1 for i in layer_ranges[binding] if model.layer_types[i] == "sliding")
@@ -506,7 +521,7 @@ class StepModel:
         f1 = f0
         for _ in range(iterations):
             x = rate * t * mp
-            p = np.clip(np.maximum(1 - np.exp(-rate * t), x / budget), 1e-12, 1.0)
+            p = np.minimum(np.maximum(np.maximum(1 - np.exp(-rate * t), x / budget), 1e-12), 1.0)
             f1 = f(np.minimum(x / p, budget))
             t = 0.5 * (t + (1 - p) * f0 + p * f1)
         return np.where(ok, t, np.inf), p, f0, f1
