@@ -202,3 +202,52 @@ def test_idealised_factors_give_the_roofline(catalog):
     assert point.tpot_s["p50"][0] == pytest.approx(decode, rel=0.01)
     own = float(step.mixed_parts(np.array([1.0]), np.array([1100.0]), np.array([1000.0]), np.array([1000.0]))[0])
     assert point.ttft_s["p50"][0] == pytest.approx(own + 0.5 * decode, rel=0.01)
+
+
+def test_exp_i_is_complex_exp():
+    """The compound-Poisson characteristic function is exponentiated by float32 sine and cosine of
+    the phase reduced in float64 (queueing._exp_i): against numpy's complex exp, phases to 1e4
+    radians and moduli from 1 down to e^-700."""
+    from sizer.queueing import _exp_i
+
+    rng = np.random.default_rng(3)
+    re = -rng.random(100_000) * 700
+    im = (rng.random(100_000) - 0.5) * 2e4
+    got = _exp_i(re, im)
+    want = np.exp(re + 1j * im)
+    assert np.abs(got - want).max() < 1e-6
+    assert got.dtype == np.complex128
+
+
+def test_mean_rate_bound_is_the_occupancy_root(chat_step):
+    """Without a TPOT bound, queueing.mean_rate_bound is where the running batch's p99 tail reaches
+    the pool: N + 2.3263 sqrt(N) = 400 gives sqrt(N) = (-2.3263 + sqrt(2.3263^2 + 1600)) / 2 =
+    18.871, N = 356.1 sequences (worked by hand). evaluate_load at that rate runs that batch."""
+    from sizer.queueing import mean_rate_bound
+
+    d = _demand()
+    saturation = 1.0 / (d.prompt.mean * chat_step.prefill_per_token_s(np.array([d.prompt.mean])))
+    bound = mean_rate_bound(chat_step, d, LIMITS, saturation)
+    point = evaluate_load(chat_step, bound, d, LIMITS)
+    assert point.running_mean[0] == pytest.approx(356.1, rel=0.01)
+    assert point.running_tail[0] == pytest.approx(400.0, rel=0.01)
+
+
+def test_mean_rate_bound_is_never_below_the_largest_rate(catalog):
+    """The rate search's first probes sit at mean_rate_bound and 0.8 of it: the bound holds the
+    occupancy check exactly and the TPOT bound on the mean step, which TPOT's p99 exceeds, so no
+    candidate's largest rate lies above it (the contract test's 15 candidates)."""
+    from sizer.queueing import mean_rate_bound
+
+    model = catalog.model("llama-3.1-70b")
+    rows = [(model, catalog.gpu(g), tp, 1, wd, "fp8") for g in ("H100-SXM", "A100-80GB", "L40S") for tp in (2, 4, 8) for wd in ("bf16", "fp8")]
+    step = build_step_model(rows, engine="vllm")
+    n = step.size
+    limits = Limits(max_concurrency=np.linspace(40.0, 600.0, n), max_num_seqs=np.full(n, 256.0), max_num_batched_tokens=np.full(n, 8192.0))
+    d = _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.05),))
+    saturation = 1.0 / (d.prompt.mean * step.prefill_per_token_s(np.full(n, d.prompt.mean)))
+    bound = mean_rate_bound(step, d, limits, saturation)
+    rate = max_rate(step, d, limits).max_rate_rps
+    assert (rate > 0).sum() >= n // 2
+    assert (rate <= bound * 1.001).all()
+    assert (rate >= 0.5 * bound)[rate > 0].any()  # and it is near the roots, not merely above them
