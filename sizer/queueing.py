@@ -620,18 +620,19 @@ def max_rate(
     lies between a trickle (1e-9 of prefill saturation, checked first) and prefill saturation
     (unstable by definition). It is found by Brent's method (inverse quadratic interpolation,
     secant, bisection as a safeguard: R. P. Brent, Algorithms for Minimization without
-    Derivatives, 1973, ch. 4) on the excess 1 - bound / measure of the worst check, over the rate
-    as a fraction of saturation: latencies grow like 1 / (1 - load), so that excess is nearly
-    straight up to the root (where log(measure / bound) is flat at low rates and steep near
-    saturation). Brent's last steps go at least the tolerance past the estimate, so the bracket
-    closes: 5 to 8 probes where bisection on log(rate) took 12 to 15. Each probe evaluates only the
-    candidates still open. The rate returned is the highest probe found feasible; the check that
-    binds is the first failing at the lowest probe found infeasible.
+    Derivatives, 1973, ch. 4) on the worst check's excess (_excess: in the form nearly straight in
+    the rate), over the rate as a fraction of saturation. The first probes are at the rate bounding
+    occupancy and the mean step (mean_rate_bound) and FIRST_FRACTION of it. Brent's last steps go
+    at least the tolerance past the estimate, so the bracket closes: 3 to 5 probes on average,
+    where bisection on log(rate) took 12 to 15. Each probe evaluates only the candidates still
+    open. The rate returned is the highest probe found feasible; the check that binds is the first
+    failing at the lowest probe found infeasible.
 
-    `keep(feasible_rps, infeasible_rps)`, called after each of the first six probes with every
-    candidate's bracket (a rate it serves, a rate it does not), returns the candidates worth the
-    search to the tolerance; the others stop there, their rate the feasible end of their bracket
-    (Capacity.exact False)."""
+    `keep(feasible_rps, infeasible_rps)`, called after the first probes and each of the next two
+    rounds with every candidate's bracket (a rate it serves, a rate it does not), returns the
+    candidates worth the search to the tolerance; the others stop there, their rate the feasible
+    end of their bracket (Capacity.exact False). (Later calls stopped no more candidates on the
+    shipped workloads, and each costs a pricing of every open bracket.)"""
     mean_p = demand.prompt.mean
     c_p = step.prefill_per_token_s(np.full(step.size, mean_p))
     hi = 1.0 / (mean_p * c_p)  # prefill alone saturates the GPU
@@ -688,7 +689,7 @@ def max_rate(
         e[first] = d[first]
     frozen = np.zeros(n, dtype=bool)
     for round_ in range(100):
-        if keep is not None and round_ <= 5:
+        if keep is not None and round_ <= 2:
             frozen |= ok0 & (low_bad > top_ok * (1 + tolerance)) & ~np.asarray(keep(hi * top_ok, hi * low_bad), dtype=bool)
         open_ = ok0 & ~frozen & (low_bad > top_ok * (1 + tolerance))
         # Brent: keep the root between b and c, b the end with the smaller |f|
