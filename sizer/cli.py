@@ -15,7 +15,6 @@ import click
 from . import __version__
 from .catalog import load_catalog, resolve_model
 from .errors import SizerError
-from .explain import explain_config
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
 from .report import render_explanation, render_plan, to_json
 from .units import normalise_dtype
@@ -229,6 +228,8 @@ def explain_cmd(
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
     gpu = catalog.gpu(device, where="--device: ")
     kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))
+    from .explain import explain_config
+
     x = explain_config(
         model,
         gpu,

@@ -11,12 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .compare import ROW_KEYS
-from .explain import Explanation
 from .optimize import Deployment, Plan
 from .units import GIB
+
+if TYPE_CHECKING:  # `sizer solve` renders without loading explain (or compare, below)
+    from .explain import Explanation
 
 _MONEY_DIGITS = 6
 _TIME_DIGITS = 6
@@ -595,7 +596,6 @@ _COMPARE_COLUMNS: list[Column] = [
     ("kv_headroom_fraction", "KV headroom", "{:.0%}"),
     ("binding", "binds", ""),
 ]
-COMPARE_CSV_KEYS = ["device", "provider", "feasible", *ROW_KEYS, "reason"]
 
 
 def _compare_columns(comparison) -> list[Column]:
@@ -612,7 +612,9 @@ def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "json":
         return to_json(rows)
     if fmt == "csv":
-        return csv_table(rows, COMPARE_CSV_KEYS)
+        from .compare import ROW_KEYS
+
+        return csv_table(rows, ["device", "provider", "feasible", *ROW_KEYS, "reason"])
     w = comparison.workload
     feasible = [r for r in rows if r["feasible"]]
     infeasible = [r for r in rows if not r["feasible"]]
