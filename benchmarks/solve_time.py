@@ -5,6 +5,13 @@ program, alternatives, the constraints' re-solves).
 
     python benchmarks/solve_time.py [--runs 5]
 
+The command is timed two ways. "compiling": as this environment runs it; where
+PYTHONDONTWRITEBYTECODE is set (this project's machines set it) every run compiles sizer's
+modules from source, about 0.15-0.2 s. "bytecode": with sizer's bytecode cached, the state of any
+install after its first run (Python writes __pycache__ on first import unless told not to, and
+`pip install .` compiles at install); the benchmark writes it with compileall into the source
+tree for those runs and removes what it wrote.
+
 Prints one row per workload with the plan it found, so the figures and the plans can be quoted
 together.
 """
@@ -12,8 +19,10 @@ together.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,37 +38,60 @@ from sizer.optimize import plan as plan_program  # noqa: E402
 from sizer.optimize import solve  # noqa: E402
 from sizer.workload import load_workload  # noqa: E402
 
+PACKAGES = ("sizer", "catalogs")
 
-def _import_seconds(runs: int) -> float:
-    """Median wall time of a Python process that only imports the CLI (interpreter start included)."""
-    times = []
+
+def _median_run(cmd: list[str], runs: int) -> tuple[float, str]:
+    """Median wall time of `runs` fresh processes running `cmd` in the repository root, and the
+    last one's standard output."""
+    times, out = [], ""
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import sizer.cli"], check=True, cwd=ROOT)
+        run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        if run.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip()}")
+        out = run.stdout
+    return statistics.median(times), out
+
+
+class _Bytecode:
+    """sizer's bytecode written into the source tree for the duration (as a first import writes
+    it), and what was written removed afterwards."""
+
+    def __enter__(self) -> None:
+        self.written = []
+        for package in PACKAGES:
+            for folder in [ROOT / package, *(p for p in (ROOT / package).rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+                cache = folder / "__pycache__"
+                if not cache.exists() and any(folder.glob("*.py")):
+                    self.written.append(cache)
+            compileall.compile_dir(ROOT / package, quiet=1)
+
+    def __exit__(self, *exc) -> None:
+        for cache in self.written:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    startup = _import_seconds(args.runs)
+    compiling = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    paths = sorted((ROOT / "workloads").glob("*.yaml"))
+    startup = [sys.executable, "-c", "import sizer.cli"]
+    cli = {p: [sys.executable, "-m", "sizer", "solve", str(p), "--format", "json"] for p in paths}
+    start_compiling, _ = _median_run(startup, args.runs)
+    cold = {p: _median_run(cli[p], args.runs) for p in paths}
+    with _Bytecode():
+        start_cached, _ = _median_run(startup, args.runs)
+        warm = {p: _median_run(cli[p], args.runs)[0] for p in paths}
     print(
-        f"start-up (median `python -c 'import sizer.cli'`): {startup:.3f} s"
-        + (" with PYTHONDONTWRITEBYTECODE set: every run compiles sizer's modules" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "")
+        f"start-up (median `python -c 'import sizer.cli'`): {start_cached:.3f} s with bytecode cached, "
+        f"{start_compiling:.3f} s " + ("compiling sizer every run (PYTHONDONTWRITEBYTECODE is set)" if compiling else "as this environment runs it")
     )
-    print(f"{'workload':28s} {'cli median s':>12s} {'lib median s':>12s} {'evaluate s':>10s} {'program s':>9s}  plan")
-    for path in sorted((ROOT / "workloads").glob("*.yaml")):
-        cli_times = []
-        out = ""
-        for _ in range(args.runs):
-            t = time.perf_counter()
-            run = subprocess.run([sys.executable, "-m", "sizer", "solve", str(path), "--format", "json"], capture_output=True, text=True, cwd=ROOT)
-            cli_times.append(time.perf_counter() - t)
-            if run.returncode != 0:
-                raise SystemExit(f"{path.name}: exit {run.returncode}: {run.stderr.strip()}")
-            out = run.stdout
+    print(f"{'workload':28s} {'cli bytecode':>12s} {'cli compiling':>13s} {'lib s':>6s} {'evaluate s':>10s} {'program s':>9s}  plan")
+    for path in paths:
         lib_times, eval_times, program_times = [], [], []
         for _ in range(args.runs):
             t = time.perf_counter()
@@ -73,12 +105,12 @@ def main() -> None:
             t = time.perf_counter()
             plan_program(w, catalog, evaluated)
             program_times.append(time.perf_counter() - t)
-        data = json.loads(out)
+        data = json.loads(cold[path][1])
         plan = "; ".join(
             f"{d['replicas']} x {d['device']} tp={d['tp']} pp={d['pp']} kv={d['kv_dtype']} w={d['weight_dtype']}" for d in data["deployments"]
         )
         print(
-            f"{path.stem:28s} {statistics.median(cli_times):12.3f} {statistics.median(lib_times):12.3f} "
+            f"{path.stem:28s} {warm[path]:12.3f} {cold[path][0]:13.3f} {statistics.median(lib_times):6.3f} "
             f"{statistics.median(eval_times):10.3f} {statistics.median(program_times):9.3f}  "
             f"{plan}; ${data['cost_usd_per_hour']:.2f}/h; ${data['cost_usd_per_million_tokens']:.3f}/M tokens"
             + (f"; ${data['cost_usd_per_day']:,.2f}/day, reserved {data['reserved_replicas']}, on-demand peak {data['on_demand_peak_replicas']}" if data["schedule"] else "")
