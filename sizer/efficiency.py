@@ -136,7 +136,13 @@ class Entry:
         return self._matches(_wanted(device, engine, weight_dtype, architecture, engine_version))
 
     def _matches(self, want: dict[str, str]) -> bool:
-        return all(want[k] == (version_label(v) if k == "engine_version" else v.lower()) for k, v in self.match)
+        return all(want[k] == v for k, v in _normalised(self.match))
+
+
+@lru_cache(maxsize=4096)
+def _normalised(match: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """An entry's match as lookups are compared with it: lower case, a release as major.minor."""
+    return tuple((k, version_label(v) if k == "engine_version" else v.lower()) for k, v in match)
 
 
 def _wanted(device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str) -> dict[str, str]:

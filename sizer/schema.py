@@ -171,14 +171,13 @@ class Fields:
         value = float(value)
         if not math.isfinite(value):
             raise FieldValueError(f"{self._where(key)}expected a finite number, got {value}")
-        bound = _bound_text(gt, ge, le, lt)
         if (
             (gt is not None and not value > gt)
             or (ge is not None and not value >= ge)
             or (le is not None and not value <= le)
             or (lt is not None and not value < lt)
         ):
-            raise FieldValueError(f"{self._where(key)}expected a number {bound}, got {_fmt(value)}")
+            raise FieldValueError(f"{self._where(key)}expected a number {_bound_text(gt, ge, le, lt)}, got {_fmt(value)}")
         return value
 
     def integer(self, key: str, default: Any = _MISSING, *, ge: int | None = None, le: int | None = None) -> int:
