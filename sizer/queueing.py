@@ -250,14 +250,23 @@ def _exp_i(re: np.ndarray, im: np.ndarray) -> np.ndarray:
     """exp(re + i im), complex128. numpy's complex exp, and its float64 sine and cosine, run one
     element at a time (25-70 ns here); its float32 sine and cosine are vectorised (about 1 ns). The
     phase is reduced to [-pi, pi] in float64 first, so float32 costs only its rounding there
-    (|error| < 1e-6 per term, against CDFs read at 1e-3 and coarser)."""
-    turns = im * (0.5 / np.pi)
+    (|error| < 1e-6 per term, against CDFs read at 1e-3 and coarser). Terms of modulus below
+    e^-40 = 4e-18 are left at zero: in the characteristic functions here they are most of the
+    array (the high frequencies of a spread-out sum), and skipping them halves the time."""
+    out = np.zeros(re.shape, dtype=np.complex128)
+    live = np.flatnonzero(re > _NEGLIGIBLE_LOG)
+    if not live.size:
+        return out
+    turns = im.ravel()[live] * (0.5 / np.pi)
     phase = ((turns - np.rint(turns)) * (2 * np.pi)).astype(np.float32)
-    mod = np.exp(re)
-    out = np.empty(re.shape, dtype=np.complex128)
-    out.real = mod * np.cos(phase)
-    out.imag = mod * np.sin(phase)
+    mod = np.exp(re.ravel()[live])
+    flat = out.ravel()  # a view: out is contiguous
+    flat.real[live] = mod * np.cos(phase)
+    flat.imag[live] = mod * np.sin(phase)
     return out
+
+
+_NEGLIGIBLE_LOG = -40.0
 
 
 def _mixture_quantile(grid, weights: np.ndarray, q: float) -> np.ndarray:
