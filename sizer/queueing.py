@@ -218,7 +218,11 @@ def _compound_delay_block(lam, t, outs, jump, w, sd_batch):
     sd_y = np.sqrt(m * ej2[:, None]) / outs[None, :]
     horizon = mean_y + 10 * sd_y + 2 * jmax[:, None] / outs[None, :] + 6 * sd_batch[:, None] + 1e-12  # (C, O)
     h_y = horizon / _DELAY_BINS
-    n_fft = 2 * _DELAY_BINS  # support beyond twice the horizon is negligible
+    # the FFT's circle: the horizon, then room for the noise's negative side (6 sd), which wraps
+    # round to the top and is folded back onto the first bin (mass beyond the horizon is
+    # negligible by its construction); a length of small prime factors, at most twice the bins
+    pad = int(np.ceil(6 * (sd_batch[:, None] / h_y).max())) + 1
+    n_fft = min(_fft_length(_DELAY_BINS + max(pad, _DELAY_BINS // 8)), 2 * _DELAY_BINS)
     omega = 2 * np.pi * np.fft.rfftfreq(n_fft)  # per bin
     # the jumps on each (candidate, O) grid of X = O x Y (bin h_y x O), one histogram per row
     h_x = h_y * outs[None, :]
@@ -240,10 +244,22 @@ def _compound_delay_block(lam, t, outs, jump, w, sd_batch):
     z_re = m[:, :, None] * (phi.real - 1.0) - 0.5 * (omega[None, None, :] * (sd_batch[:, None] / h_y)[:, :, None]) ** 2
     pmf = np.fft.irfft(_exp_i(z_re, m[:, :, None] * phi.imag), n=n_fft, axis=2)
     # noise may push mass below zero: fold the wrapped negative side back onto the first bin
-    neg = pmf[:, :, n_fft // 2 :].sum(axis=2)
+    neg = pmf[:, :, _DELAY_BINS:].sum(axis=2)
     pmf = np.maximum(pmf[:, :, :_DELAY_BINS], 0.0)
     pmf[:, :, 0] += np.maximum(neg, 0.0)
     return h_y, np.minimum(np.cumsum(pmf, axis=2), 1.0)
+
+
+def _fft_length(n: int) -> int:
+    """The least length >= n whose only prime factors are 2, 3 and 5 (pocketfft's fast sizes)."""
+    while True:
+        m = n
+        for p in (2, 3, 5):
+            while m % p == 0:
+                m //= p
+        if m == 1:
+            return n
+        n += 1
 
 
 def _exp_i(re: np.ndarray, im: np.ndarray) -> np.ndarray:

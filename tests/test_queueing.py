@@ -66,6 +66,26 @@ def test_compound_poisson_delay_mean_and_variance():
     assert math.sqrt(var) == pytest.approx(math.sqrt(0.04 * 5) / 100, rel=0.02)
 
 
+def test_compound_poisson_delay_with_batch_noise():
+    """The same sum plus the running batch's normal noise, sd 0.002 s per token: Var[Y] =
+    0.04 x 5 / 100^2 + 0.002^2 = 2.4e-5, sd 0.00490; the mean stays 0.01 (the noise's negative
+    side, 2.6 sd below zero from 0.01 / sqrt(...) and folded onto the first bin, moves it by
+    under 1e-4). The FFT's circle is the horizon plus room for 6 sd of noise below zero."""
+    edges, cdf = _delay_cdf(2.5, 0.02, 100.0, 0.2, sd=0.002)
+    pmf = np.diff(np.concatenate([[0.0], cdf]))
+    x = edges - (edges[1] - edges[0]) / 2
+    mean = (pmf * x).sum()
+    assert cdf[-1] == pytest.approx(1.0, abs=1e-9)
+    assert mean == pytest.approx(0.01, abs=1e-4)
+    assert math.sqrt((pmf * x**2).sum() - mean**2) == pytest.approx(math.sqrt(2.4e-5), rel=0.03)
+
+
+def test_fft_lengths_have_small_prime_factors():
+    from sizer.queueing import _fft_length
+
+    assert [_fft_length(n) for n in (512, 577, 641, 1023)] == [512, 600, 648, 1024]  # 600 = 2^3 3 5^2, 648 = 2^3 3^4
+
+
 def test_compound_poisson_delay_cdf_is_the_poisson_count_cdf():
     """Equal jumps of 0.2 s, m = 1.5 x 0.02 x 100 = 3 per life, O = 100: Y = X / O = 0.002 N with
     N ~ Poisson(3), so between the atoms the CDF is Poisson's: P(N <= 2) = 17 e^-3 / 2 = 0.42319,
