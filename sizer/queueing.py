@@ -185,31 +185,35 @@ _DELAY_BINS = 512
 
 
 def _compound_delay_cdfs(lam, t, outs, jump, w, sd_batch):
-    """_compound_delay_block over blocks of _BLOCK candidates: its (C, O, 1024) arrays pass
-    through a dozen elementwise steps, each of which then works in cache (150 candidates: 40 to
-    50 ms against 63 to 73 ms on all at once, best of 30 on this project's 2-core machines; the
-    same figures)."""
-    if lam.shape[0] <= _BLOCK:
-        return _compound_delay_block(lam, t, outs, jump, w, sd_batch)
-    blocks = [
-        _compound_delay_block(lam[i : i + _BLOCK], t[i : i + _BLOCK], outs, jump[i : i + _BLOCK], w, sd_batch[i : i + _BLOCK])
-        for i in range(0, lam.shape[0], _BLOCK)
-    ]
-    return np.concatenate([h for h, _ in blocks]), np.concatenate([cdf for _, cdf in blocks])
-
-
-_BLOCK = 16
-
-
-def _compound_delay_block(lam, t, outs, jump, w, sd_batch):
     """CDFs of Y = X / O for every output length O (outs, (O,)): X compound Poisson with mean count
     lam x O x t and jumps `jump` (C, K) of probabilities `w`, plus normal noise of sd sd_batch x O.
     Each (candidate, O) has a grid of its own, spanning its own Y (mean + 10 sd + two largest
     jumps): a common grid would be stretched by the shortest outputs (the widest Y) and resolve
     the long ones, whose Y is narrow, in a few bins.
-    Returns (h (C, O) bin widths of Y, cdf (C, O, BINS) at Y = h x (i + 1/2))."""
-    c = lam.shape[0]
-    n_out = outs.shape[0]
+    Returns (h (C, O) bin widths of Y, cdf (C, O, BINS) at Y = h x (i + 1/2)).
+
+    Computed by FFT over blocks of _BLOCK candidates with the same circle (_delay_fft_length, of
+    each candidate's own grid: a candidate's figures never depend on the others evaluated with
+    it): the (block, O, circle) arrays pass through a dozen elementwise steps, each of which then
+    works in cache (150 candidates: 40 to 50 ms against 63 to 73 ms on all at once, best of 30 on
+    this project's 2-core machines)."""
+    m, h_y = _delay_grid(lam, t, outs, jump, w, sd_batch)
+    lengths = _delay_fft_length(h_y, sd_batch)
+    cdf = np.empty((lam.shape[0], outs.shape[0], _DELAY_BINS))
+    for n_fft in np.unique(lengths):
+        same = np.flatnonzero(lengths == n_fft)
+        for i in range(0, same.size, _BLOCK):
+            b = same[i : i + _BLOCK]
+            cdf[b] = _compound_delay_block(m[b], h_y[b], outs, jump[b], w, sd_batch[b], int(n_fft))
+    return h_y, cdf
+
+
+_BLOCK = 16
+
+
+def _delay_grid(lam, t, outs, jump, w, sd_batch):
+    """Prompts per life m = lam t O, and the bin width of each (candidate, O) grid of Y: its
+    horizon (mean + 10 sd of the compound sum, two largest jumps, 6 sd of noise) over the bins."""
     m = lam[:, None] * t[:, None] * outs[None, :]  # (C, O) prompts per life
     ej = (jump * w).sum(axis=1)
     ej2 = (jump**2 * w).sum(axis=1)
@@ -217,12 +221,23 @@ def _compound_delay_block(lam, t, outs, jump, w, sd_batch):
     mean_y = m * ej[:, None] / outs[None, :]
     sd_y = np.sqrt(m * ej2[:, None]) / outs[None, :]
     horizon = mean_y + 10 * sd_y + 2 * jmax[:, None] / outs[None, :] + 6 * sd_batch[:, None] + 1e-12  # (C, O)
-    h_y = horizon / _DELAY_BINS
-    # the FFT's circle: the horizon, then room for the noise's negative side (6 sd), which wraps
-    # round to the top and is folded back onto the first bin (mass beyond the horizon is
-    # negligible by its construction); a length of small prime factors, at most twice the bins
-    pad = int(np.ceil(6 * (sd_batch[:, None] / h_y).max())) + 1
-    n_fft = min(_fft_length(_DELAY_BINS + max(pad, _DELAY_BINS // 8)), 2 * _DELAY_BINS)
+    return m, horizon / _DELAY_BINS
+
+
+def _delay_fft_length(h_y: np.ndarray, sd_batch: np.ndarray) -> np.ndarray:
+    """Per candidate, the FFT's circle: the horizon, then room for the noise's negative side (6 sd
+    on its finest grid, at least an eighth of the bins), which wraps round to the top and is
+    folded back onto the first bin (mass beyond the horizon is negligible by its construction); a
+    length of small prime factors, at most twice the bins."""
+    pad = np.ceil(6 * (sd_batch[:, None] / h_y).max(axis=1)) + 1
+    need = _DELAY_BINS + np.maximum(pad, _DELAY_BINS // 8)
+    return np.array([min(_fft_length(int(n)), 2 * _DELAY_BINS) if n < 2 * _DELAY_BINS else 2 * _DELAY_BINS for n in need], dtype=np.int64)
+
+
+def _compound_delay_block(m, h_y, outs, jump, w, sd_batch, n_fft):
+    """The CDFs of _compound_delay_cdfs for a block of candidates on FFT circles of n_fft bins."""
+    c = m.shape[0]
+    n_out = outs.shape[0]
     omega = 2 * np.pi * np.fft.rfftfreq(n_fft)  # per bin
     # the jumps on each (candidate, O) grid of X = O x Y (bin h_y x O), one histogram per row
     h_x = h_y * outs[None, :]
@@ -247,9 +262,10 @@ def _compound_delay_block(lam, t, outs, jump, w, sd_batch):
     neg = pmf[:, :, _DELAY_BINS:].sum(axis=2)
     pmf = np.maximum(pmf[:, :, :_DELAY_BINS], 0.0)
     pmf[:, :, 0] += np.maximum(neg, 0.0)
-    return h_y, np.minimum(np.cumsum(pmf, axis=2), 1.0)
+    return np.minimum(np.cumsum(pmf, axis=2), 1.0)
 
 
+@lru_cache(maxsize=1024)
 def _fft_length(n: int) -> int:
     """The least length >= n whose only prime factors are 2, 3 and 5 (pocketfft's fast sizes)."""
     while True:
@@ -460,11 +476,13 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     # TPOT(O) = f0 + X / O, X = sum of J over the Poisson(lam O t) prompts arriving during its O
     # steps (compound Poisson, on a time grid by FFT), blurred by the running batch's Poisson
     # fluctuation through the step's slope dt/dN; TPOT_q is the q-quantile of the mixture over O.
-    slope = np.where(np.isfinite(t_up) & np.isfinite(t_dn), (t_up - t_dn) / ((n + d) - np.maximum(n - d, 1.0)), 0.0)
+    with np.errstate(invalid="ignore"):  # unstable candidates: inf - inf, discarded by the where
+        slope = np.where(np.isfinite(t_up) & np.isfinite(t_dn), (t_up - t_dn) / ((n + d) - np.maximum(n - d, 1.0)), 0.0)
     # ... and so does the KV-read load through which sequences are running: sum of N contexts,
     # each a prompt plus part of a (size-biased) output, variance N Var(context), through the
     # step's slope in context dt/d(sum of contexts)
-    slope_ctx = np.where(np.isfinite(t_cu) & np.isfinite(t_cd), (t_cu - t_cd) / ((ctx + dc) - max(ctx - dc, 1.0)) / nb, 0.0)
+    with np.errstate(invalid="ignore"):
+        slope_ctx = np.where(np.isfinite(t_cu) & np.isfinite(t_cd), (t_cu - t_cd) / ((ctx + dc) - max(ctx - dc, 1.0)) / nb, 0.0)
     sd_batch = np.sqrt(slope**2 * n + slope_ctx**2 * n * demand.running_context_variance)
     outs, out_w = _points(demand.output, _OUTPUT_EDGES)
     outs = np.maximum(outs - 1, 1.0)  # steps after the first token

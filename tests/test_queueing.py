@@ -271,3 +271,22 @@ def test_mean_rate_bound_is_never_below_the_largest_rate(catalog):
     assert (rate > 0).sum() >= n // 2
     assert (rate <= bound * 1.001).all()
     assert (rate >= 0.5 * bound)[rate > 0].any()  # and it is near the roots, not merely above them
+
+
+def test_a_candidates_figures_do_not_depend_on_the_others(catalog):
+    """Candidates are evaluated together, in blocks and by FFT circle: each one's latencies must be
+    those it has evaluated alone, to the bit (else a search's answer would depend on its space)."""
+    model = catalog.model("llama-3.1-70b")
+    rows = [(model, catalog.gpu(g), tp, 1, wd, "fp8") for g in ("H100-SXM", "A100-80GB", "L40S") for tp in (2, 4, 8) for wd in ("bf16", "fp8")]
+    step = build_step_model(rows, engine="vllm")
+    n = step.size
+    limits = Limits(max_concurrency=np.linspace(40.0, 600.0, n), max_num_seqs=np.full(n, 256.0), max_num_batched_tokens=np.full(n, 8192.0))
+    d = _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.05),))
+    rates = np.geomspace(0.01, 5.0, n)  # FFT circles of 576 and 600 bins among them
+    together = evaluate_load(step, rates, d, limits)
+    for i in range(n):
+        one = Limits(max_concurrency=limits.max_concurrency[[i]], max_num_seqs=limits.max_num_seqs[[i]], max_num_batched_tokens=limits.max_num_batched_tokens[[i]])
+        alone = evaluate_load(step.take([i]), rates[[i]], d, one)
+        for key in ("p50", "p99"):
+            assert alone.tpot_s[key][0] == together.tpot_s[key][i] or not np.isfinite(alone.tpot_s[key][0])
+            assert alone.ttft_s[key][0] == together.ttft_s[key][i] or not np.isfinite(alone.ttft_s[key][0])
