@@ -290,3 +290,18 @@ def test_a_candidates_figures_do_not_depend_on_the_others(catalog):
         for key in ("p50", "p99"):
             assert alone.tpot_s[key][0] == together.tpot_s[key][i] or not np.isfinite(alone.tpot_s[key][0])
             assert alone.ttft_s[key][0] == together.ttft_s[key][i] or not np.isfinite(alone.ttft_s[key][0])
+
+
+def test_ttft_wait_has_its_atom_at_zero():
+    """TTFT's quantile is of shift + W, W the M/G/1 wait, which is 0 with probability 1 - rho.
+    Prompts whose own parts take 1, 2 and 3 s (probabilities 0.5, 0.4, 0.1) at rho = 1e-6: the
+    0.85-quantile is 2 s and the 0.95- and 0.99-quantiles 3 s (worked by hand: W is almost surely
+    0). Reading W's CDF as 0 below its first grid edge added that edge (here 1/64 s) to each."""
+    from sizer.queueing import _shifted_quantile
+
+    rho = np.array([1e-6])
+    edges, cdf = _pk_wait_cdf(rho, np.array([[0.5, 4.0]]), np.array([0.9, 0.1]))
+    assert edges[0, 0] == pytest.approx(1 / 64, rel=1e-3)  # horizon 2 x 4 s over 512 bins
+    shift, w = np.array([[1.0, 2.0, 3.0]]), np.array([0.5, 0.4, 0.1])
+    for q, want in ((0.85, 2.0), (0.95, 3.0), (0.99, 3.0)):
+        assert _shifted_quantile(edges, cdf, shift, w, q, atom=1.0 - rho)[0] == pytest.approx(want, abs=1e-4)
