@@ -227,11 +227,18 @@ def _delay_grid(lam, t, outs, jump, w, sd_batch):
 def _delay_fft_length(h_y: np.ndarray, sd_batch: np.ndarray) -> np.ndarray:
     """Per candidate, the FFT's circle: the horizon, then room for the noise's negative side (6 sd
     on its finest grid, at least an eighth of the bins), which wraps round to the top and is
-    folded back onto the first bin (mass beyond the horizon is negligible by its construction); a
-    length of small prime factors, at most twice the bins."""
+    folded back onto the first bin (mass beyond the horizon is negligible by its construction),
+    the least of _FFT_LADDER that holds it."""
     pad = np.ceil(6 * (sd_batch[:, None] / h_y).max(axis=1)) + 1
     need = _DELAY_BINS + np.maximum(pad, _DELAY_BINS // 8)
-    return np.array([min(_fft_length(int(n)), 2 * _DELAY_BINS) if n < 2 * _DELAY_BINS else 2 * _DELAY_BINS for n in need], dtype=np.int64)
+    ladder = _FFT_LADDER
+    return ladder[np.minimum(np.searchsorted(ladder, need), ladder.size - 1)]
+
+
+# Circles of the horizon plus an eighth, a quarter, a half of it, or twice the bins: 576, 640,
+# 768 and 1024 bins, of prime factors 2, 3 and 5 (pocketfft's fast lengths); a few sizes, so that
+# candidates share blocks (a length of its own per candidate split them into small ones)
+_FFT_LADDER = np.array([_DELAY_BINS * k // 8 for k in (9, 10, 12, 16)], dtype=np.int64)
 
 
 def _compound_delay_block(m, h_y, outs, jump, w, sd_batch, n_fft):
@@ -263,19 +270,6 @@ def _compound_delay_block(m, h_y, outs, jump, w, sd_batch, n_fft):
     pmf = np.maximum(pmf[:, :, :_DELAY_BINS], 0.0)
     pmf[:, :, 0] += np.maximum(neg, 0.0)
     return np.minimum(np.cumsum(pmf, axis=2), 1.0)
-
-
-@lru_cache(maxsize=1024)
-def _fft_length(n: int) -> int:
-    """The least length >= n whose only prime factors are 2, 3 and 5 (pocketfft's fast sizes)."""
-    while True:
-        m = n
-        for p in (2, 3, 5):
-            while m % p == 0:
-                m //= p
-        if m == 1:
-            return n
-        n += 1
 
 
 def _exp_i(re: np.ndarray, im: np.ndarray) -> np.ndarray:

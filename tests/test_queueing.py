@@ -80,10 +80,16 @@ def test_compound_poisson_delay_with_batch_noise():
     assert math.sqrt((pmf * x**2).sum() - mean**2) == pytest.approx(math.sqrt(2.4e-5), rel=0.03)
 
 
-def test_fft_lengths_have_small_prime_factors():
-    from sizer.queueing import _fft_length
+def test_fft_circles_have_small_prime_factors():
+    from sizer.queueing import _DELAY_BINS, _FFT_LADDER
 
-    assert [_fft_length(n) for n in (512, 577, 641, 1023)] == [512, 600, 648, 1024]  # 600 = 2^3 3 5^2, 648 = 2^3 3^4
+    for n in _FFT_LADDER:
+        m = int(n)
+        for p in (2, 3, 5):
+            while m % p == 0:
+                m //= p
+        assert m == 1, n
+    assert _FFT_LADDER.max() == 2 * _DELAY_BINS  # room for noise down to minus the whole horizon
 
 
 def test_compound_poisson_delay_cdf_is_the_poisson_count_cdf():
