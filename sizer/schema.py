@@ -137,8 +137,9 @@ class Fields:
     # -- keys ------------------------------------------------------------------------------
     def check_keys(self, allowed: Iterable[str]) -> None:
         allowed = list(allowed)
+        known = set(allowed)
         for key in self.raw:
-            if key not in allowed:
+            if key not in known:
                 hint = did_you_mean(str(key), allowed)
                 raise UnknownKeyError(f"{self._where(str(key))}unknown key {str(key)!r}{hint}; expected one of: {', '.join(allowed)}")
 
