@@ -9,8 +9,8 @@ The command is timed two ways. "compiling": as this environment runs it; where
 PYTHONDONTWRITEBYTECODE is set (this project's machines set it) every run compiles sizer's
 modules from source, about 0.15-0.2 s. "bytecode": with sizer's bytecode cached, the state of any
 install after its first run (Python writes __pycache__ on first import unless told not to, and
-`pip install .` compiles at install); the benchmark writes it with compileall into the source
-tree for those runs and removes what it wrote.
+`pip install .` compiles at install): a compiled copy of the package in a temporary directory.
+The two are alternated run by run, so that the machine's drifts fall on both alike.
 
 Prints one row per workload with the plan it found, so the figures and the plans can be quoted
 together.
@@ -26,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,36 +42,37 @@ from sizer.workload import load_workload  # noqa: E402
 PACKAGES = ("sizer", "catalogs")
 
 
-def _median_run(cmd: list[str], runs: int) -> tuple[float, str]:
-    """Median wall time of `runs` fresh processes running `cmd` in the repository root, and the
-    last one's standard output."""
-    times, out = [], ""
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    """Wall time of one fresh process running `cmd`, and its standard output."""
+    t = time.perf_counter()
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
+    elapsed = time.perf_counter() - t
+    if run.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip()}")
+    return elapsed, run.stdout
+
+
+def _interleaved(cmd: list[str], runs: int, cached: Path) -> tuple[float, float, str]:
+    """Median wall times of `cmd` compiling (from the repository, as this environment runs it)
+    and with bytecode cached (from a compiled copy of the package), the two alternated run by run
+    so that the machine's drifts fall on both alike; and the last output."""
+    env = dict(os.environ)
+    cached_env = dict(env, PYTHONPATH=str(cached))
+    cold, warm, out = [], [], ""
     for _ in range(runs):
-        t = time.perf_counter()
-        run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        times.append(time.perf_counter() - t)
-        if run.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip()}")
-        out = run.stdout
-    return statistics.median(times), out
+        t, out = _run(cmd, ROOT, env)
+        cold.append(t)
+        warm.append(_run(cmd, cached, cached_env)[0])
+    return statistics.median(cold), statistics.median(warm), out
 
 
-class _Bytecode:
-    """sizer's bytecode written into the source tree for the duration (as a first import writes
-    it), and what was written removed afterwards."""
-
-    def __enter__(self) -> None:
-        self.written = []
-        for package in PACKAGES:
-            for folder in [ROOT / package, *(p for p in (ROOT / package).rglob("*") if p.is_dir() and p.name != "__pycache__")]:
-                cache = folder / "__pycache__"
-                if not cache.exists() and any(folder.glob("*.py")):
-                    self.written.append(cache)
-            compileall.compile_dir(ROOT / package, quiet=1)
-
-    def __exit__(self, *exc) -> None:
-        for cache in self.written:
-            shutil.rmtree(cache, ignore_errors=True)
+def _compiled_copy(where: Path) -> Path:
+    """sizer and its catalogs copied to `where` and compiled, as a first import (or `pip install .`)
+    leaves them."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, where / package, ignore=shutil.ignore_patterns("__pycache__"))
+        compileall.compile_dir(where / package, quiet=1)
+    return where
 
 
 def main() -> None:
@@ -79,13 +81,10 @@ def main() -> None:
     args = parser.parse_args()
     compiling = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     paths = sorted((ROOT / "workloads").glob("*.yaml"))
-    startup = [sys.executable, "-c", "import sizer.cli"]
-    cli = {p: [sys.executable, "-m", "sizer", "solve", str(p), "--format", "json"] for p in paths}
-    start_compiling, _ = _median_run(startup, args.runs)
-    cold = {p: _median_run(cli[p], args.runs) for p in paths}
-    with _Bytecode():
-        start_cached, _ = _median_run(startup, args.runs)
-        warm = {p: _median_run(cli[p], args.runs)[0] for p in paths}
+    with tempfile.TemporaryDirectory() as tmp:
+        cached = _compiled_copy(Path(tmp))
+        start_compiling, start_cached, _ = _interleaved([sys.executable, "-c", "import sizer.cli"], args.runs, cached)
+        cli = {p: _interleaved([sys.executable, "-m", "sizer", "solve", str(p), "--format", "json"], args.runs, cached) for p in paths}
     print(
         f"start-up (median `python -c 'import sizer.cli'`): {start_cached:.3f} s with bytecode cached, "
         f"{start_compiling:.3f} s " + ("compiling sizer every run (PYTHONDONTWRITEBYTECODE is set)" if compiling else "as this environment runs it")
@@ -105,12 +104,13 @@ def main() -> None:
             t = time.perf_counter()
             plan_program(w, catalog, evaluated)
             program_times.append(time.perf_counter() - t)
-        data = json.loads(cold[path][1])
+        cold, warm, out = cli[path]
+        data = json.loads(out)
         plan = "; ".join(
             f"{d['replicas']} x {d['device']} tp={d['tp']} pp={d['pp']} kv={d['kv_dtype']} w={d['weight_dtype']}" for d in data["deployments"]
         )
         print(
-            f"{path.stem:28s} {warm[path]:12.3f} {cold[path][0]:13.3f} {statistics.median(lib_times):6.3f} "
+            f"{path.stem:28s} {warm:12.3f} {cold:13.3f} {statistics.median(lib_times):6.3f} "
             f"{statistics.median(eval_times):10.3f} {statistics.median(program_times):9.3f}  "
             f"{plan}; ${data['cost_usd_per_hour']:.2f}/h; ${data['cost_usd_per_million_tokens']:.3f}/M tokens"
             + (f"; ${data['cost_usd_per_day']:,.2f}/day, reserved {data['reserved_replicas']}, on-demand peak {data['on_demand_peak_replicas']}" if data["schedule"] else "")
