@@ -259,18 +259,26 @@ def test_mean_rate_bound_is_the_occupancy_root(chat_step):
     assert point.running_tail[0] == pytest.approx(400.0, rel=0.01)
 
 
-def test_mean_rate_bound_is_never_below_the_largest_rate(catalog):
-    """The rate search's first probes sit at mean_rate_bound and 0.8 of it: the bound holds the
-    occupancy check exactly and the TPOT bound on the mean step, which TPOT's p99 exceeds, so no
-    candidate's largest rate lies above it (the contract test's 15 candidates)."""
-    from sizer.queueing import mean_rate_bound
-
+@pytest.fixture(scope="module")
+def eighteen(catalog):
+    """Eighteen candidates of Llama-3.1-70B (three devices, TP 2 to 8, two weight formats) with
+    pools from 40 to 600 sequences, under TTFT p99 <= 2 s and TPOT p99 <= 50 ms."""
     model = catalog.model("llama-3.1-70b")
     rows = [(model, catalog.gpu(g), tp, 1, wd, "fp8") for g in ("H100-SXM", "A100-80GB", "L40S") for tp in (2, 4, 8) for wd in ("bf16", "fp8")]
     step = build_step_model(rows, engine="vllm")
     n = step.size
     limits = Limits(max_concurrency=np.linspace(40.0, 600.0, n), max_num_seqs=np.full(n, 256.0), max_num_batched_tokens=np.full(n, 8192.0))
-    d = _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.05),))
+    return step, limits, _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.05),))
+
+
+def test_mean_rate_bound_is_never_below_the_largest_rate(eighteen):
+    """The rate search's first probes sit at mean_rate_bound and 0.8 of it: the bound holds the
+    occupancy check exactly and the TPOT bound on the mean step, which TPOT's p99 exceeds, so no
+    candidate's largest rate lies above it."""
+    from sizer.queueing import mean_rate_bound
+
+    step, limits, d = eighteen
+    n = step.size
     saturation = 1.0 / (d.prompt.mean * step.prefill_per_token_s(np.full(n, d.prompt.mean)))
     bound = mean_rate_bound(step, d, limits, saturation)
     rate = max_rate(step, d, limits).max_rate_rps
@@ -279,16 +287,12 @@ def test_mean_rate_bound_is_never_below_the_largest_rate(catalog):
     assert (rate >= 0.5 * bound)[rate > 0].any()  # and it is near the roots, not merely above them
 
 
-def test_a_candidates_figures_do_not_depend_on_the_others(catalog):
+def test_a_candidates_figures_do_not_depend_on_the_others(eighteen):
     """Candidates are evaluated together, in blocks and by FFT circle: each one's latencies must be
     those it has evaluated alone, to the bit (else a search's answer would depend on its space)."""
-    model = catalog.model("llama-3.1-70b")
-    rows = [(model, catalog.gpu(g), tp, 1, wd, "fp8") for g in ("H100-SXM", "A100-80GB", "L40S") for tp in (2, 4, 8) for wd in ("bf16", "fp8")]
-    step = build_step_model(rows, engine="vllm")
+    step, limits, d = eighteen
     n = step.size
-    limits = Limits(max_concurrency=np.linspace(40.0, 600.0, n), max_num_seqs=np.full(n, 256.0), max_num_batched_tokens=np.full(n, 8192.0))
-    d = _demand(ttft=(("p99", 2.0),), tpot=(("p99", 0.05),))
-    rates = np.geomspace(0.01, 5.0, n)  # FFT circles of 576 and 600 bins among them
+    rates = np.geomspace(0.01, 5.0, n)  # FFT circles of 576 and 640 bins among them
     together = evaluate_load(step, rates, d, limits)
     for i in range(n):
         one = Limits(max_concurrency=limits.max_concurrency[[i]], max_num_seqs=limits.max_num_seqs[[i]], max_num_batched_tokens=limits.max_num_batched_tokens[[i]])
