@@ -695,7 +695,7 @@ def max_rate(
     Derivatives, 1973, ch. 4) on the worst check's excess (_excess: in the form nearly straight in
     the rate), over the rate as a fraction of saturation. The first probes are at the rate bounding
     occupancy and the mean step (mean_rate_bound) and FIRST_FRACTION of it. Brent's last steps go
-    at least the tolerance past the estimate, so the bracket closes: 3 to 5 probes on average,
+    at least the tolerance past the estimate, so the bracket closes: 2 to 5 probes on average,
     where bisection on log(rate) took 12 to 15. Each probe evaluates only the candidates still
     open. The rate returned is the highest probe found feasible; the check that binds is the first
     failing at the lowest probe found infeasible.
