@@ -29,7 +29,7 @@ the first stage the embedding and the last the lm_head (vLLM `get_pp_indices`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -269,6 +269,14 @@ class StageWeights:
         return self.layer_bytes + self.embedding_bytes + self.lm_head_bytes
 
 
+def layer_classes(model: ModelArch, scheme: QuantScheme) -> Callable[[int], tuple[bool, int]]:
+    """A key per decoder layer, equal for layers with the same parameter groups in the same formats:
+    a layer differs from another only by being MoE or dense, and by the scheme's per-layer
+    exclusions (an excluded layer is a class of its own). Per-layer sums compute each class once."""
+    excluded = {i for i, _ in getattr(scheme, "excluded", ())}
+    return lambda i: (bool(model.moe_layers and model.moe_layers[i]), i if i in excluded else -1)
+
+
 @lru_cache(maxsize=1024)
 def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> tuple[StageWeights, ...]:
     """Weight bytes per GPU for every pipeline stage, at TP degree `tp` (cached: every device of a
@@ -279,13 +287,11 @@ def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_
     scheme = weight_scheme(model, weight_dtype)
     sixteen = DTYPE_BYTES[SIXTEEN_BIT]
     out = []
-    # a layer's bytes depend on it only through being MoE or dense, and through the scheme's
-    # per-layer exclusions: layers alike in both are computed once
-    excluded = {i for i, _ in scheme.excluded}
+    key_of = layer_classes(model, scheme)
     alike: dict[tuple[bool, int], float] = {}
 
     def layer_bytes_of(i: int) -> float:
-        key = (bool(model.moe_layers and model.moe_layers[i]), i if i in excluded else -1)
+        key = key_of(i)
         if key not in alike:
             alike[key] = group_bytes(model.layer_params(i, tp), scheme, i, expert_scale)
         return alike[key]

@@ -49,7 +49,7 @@ import numpy as np
 from .catalog import Gpu
 from .efficiency import FACTORS, EfficiencyTable, Factors, architecture_of, efficiency_table
 from .memory import kv_bytes_per_token_per_layer
-from .model import ModelArch, stage_weights, weight_scheme
+from .model import ModelArch, layer_classes, stage_weights, weight_scheme
 from .units import COMPUTE_FIELD, DTYPE_BYTES
 
 ACT_BYTES = DTYPE_BYTES["bf16"]  # activations travel in 16-bit
@@ -147,15 +147,13 @@ def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype:
                 dense_flops += 2 * params
         return dense, experts, dense_flops, expert_flops, moe
 
-    # a layer's figures depend on it only through being MoE or dense, and through the scheme's
-    # per-layer exclusions: layers alike in both are computed once
-    excluded = {i for i, _ in getattr(scheme, "excluded", ())}
+    key_of = layer_classes(model, scheme)  # layers alike are computed once
     alike: dict[tuple[bool, int], tuple[float, float, float, float, int]] = {}
 
     def split(layers: range) -> tuple[float, float, float, float, int]:
         total = [0.0, 0.0, 0.0, 0.0, 0]
         for i in layers:
-            key = (bool(model.moe_layers and model.moe_layers[i]), i if i in excluded else -1)
+            key = key_of(i)
             figures = alike.get(key)
             if figures is None:
                 figures = alike[key] = layer(i)
