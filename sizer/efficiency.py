@@ -132,10 +132,8 @@ class Entry:
         keys = dict(self.match)
         return (len(keys), *(int(k in keys) for k in MATCH_KEYS))
 
-    def matches(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> bool:
-        return self._matches(_wanted(device, engine, weight_dtype, architecture, engine_version))
-
-    def _matches(self, want: dict[str, str]) -> bool:
+    def matches(self, want: dict[str, str]) -> bool:
+        """Whether the entry applies to a lookup (its keys as _wanted gives them)."""
         return all(want[k] == v for k, v in _normalised(self.match))
 
 
@@ -177,7 +175,7 @@ class EfficiencyTable:
     def _factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
         want = _wanted(device, engine, weight_dtype, architecture, engine_version)
         ranked = sorted(
-            (e for e in _for_device(self, want["device"]) if e._matches(want)),
+            (e for e in _for_device(self, want["device"]) if e.matches(want)),
             key=lambda e: e.specificity,
             reverse=True,
         )
