@@ -35,7 +35,7 @@ rate is a root, found by Brent's method (max_rate).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -604,24 +604,19 @@ def _scatter(point: LoadPoint | None, idx: np.ndarray, n: int, demand: Demand) -
     """A LoadPoint of `n` candidates holding `point`'s figures at `idx` (None: no candidate
     evaluated): NaN elsewhere, stable."""
 
-    def spread(values: np.ndarray | None, fill=np.nan) -> np.ndarray:
-        out = np.full(n, fill, dtype=bool if isinstance(fill, bool) else float)
-        if values is not None:
-            out[idx] = values
+    def spread(name: str, key: str | None = None) -> np.ndarray:
+        fill = True if name == "stable" else np.nan
+        out = np.full(n, fill, dtype=bool if name == "stable" else float)
+        if point is not None:
+            values = getattr(point, name)
+            out[idx] = values if key is None else values[key]
         return out
 
-    def spread_all(figures: dict | None, keys) -> dict:
-        return {k: spread(None if figures is None else figures[k]) for k in keys}
-
+    arrays = {f.name: spread(f.name) for f in fields(LoadPoint) if f.name not in ("ttft_s", "tpot_s")}
     return LoadPoint(
-        rate_rps=spread(None if point is None else point.rate_rps),
-        stable=spread(None if point is None else point.stable, True),
-        prefill_share=spread(None if point is None else point.prefill_share),
-        prefill_rho=spread(None if point is None else point.prefill_rho),
-        running_mean=spread(None if point is None else point.running_mean),
-        running_tail=spread(None if point is None else point.running_tail),
-        ttft_s=spread_all(None if point is None else point.ttft_s, [k for k, _ in demand.ttft_s]),
-        tpot_s=spread_all(None if point is None else point.tpot_s, [k for k, _ in demand.tpot_s]),
+        **arrays,
+        ttft_s={k: spread("ttft_s", k) for k, _ in demand.ttft_s},
+        tpot_s={k: spread("tpot_s", k) for k, _ in demand.tpot_s},
     )
 
 
@@ -630,7 +625,7 @@ def _take_limits(limits: Limits, idx: np.ndarray) -> Limits:
 
 
 def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_rps: np.ndarray) -> np.ndarray:
-    """The largest rate (to a factor 1.006) at which each candidate's running batch keeps its tail
+    """The largest rate (to a factor 1.0007) at which each candidate's running batch keeps its tail
     within the KV pool and max_num_seqs and its mean step within the tightest TPOT bound: the
     occupancy check exactly, and the mean of TPOT, which its upper percentiles exceed. From the
     mean step alone (perf.StepModel.lumpy_step, as evaluate_load's running batch), no percentile:
