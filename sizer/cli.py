@@ -254,20 +254,14 @@ def explain_cmd(
 
 @cli.command("catalog")
 @click.argument("what", type=click.Choice(["gpus", "prices", "models"]))
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_plan_output_options
 @_catalog_option
-def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None) -> None:
+def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
     """List the shipped GPUs, prices or models."""
-    from .report import catalog_rows
+    from .report import render_catalog
 
     catalog = load_catalog(catalog_dir)
-    rows = catalog_rows(catalog, what)
-    if fmt == "json":
-        click.echo(to_json(rows), nl=False)
-    else:
-        import pandas as pd
-
-        click.echo(pd.DataFrame(rows).to_string(index=False))
+    _emit(render_catalog(catalog, what, fmt), output)
 
 
 @cli.command("validate")
@@ -278,7 +272,13 @@ def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None) -> None:
     default=None,
     help="Your own results, in the column format of aiconfigurator's silicon_sample.csv (default: the shipped table, split into fit and score rows).",
 )
-@click.option("--rows", type=click.Choice(["all", "score", "fit", "none"]), default="all", show_default=True, help="Which rows to list one by one (table format).")
+@click.option(
+    "--rows",
+    type=click.Choice(["all", "score", "fit", "skipped", "none"]),
+    default="all",
+    show_default=True,
+    help="Which rows to list one by one (table format): modelled rows (all, score, fit), the skipped rows and why (skipped), or none (the summary only).",
+)
 @_output_options
 @_catalog_option
 def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:

@@ -8,12 +8,12 @@ input gives byte-identical JSON (keys in a fixed order, floats rounded to fixed 
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import TYPE_CHECKING, Any
 
 from .optimize import Deployment, Plan
+from .tables import Column, csv_table, markdown_table, render_rows, text_table
 from .units import GIB
 
 if TYPE_CHECKING:  # `sizer solve` renders without loading explain (or compare, below)
@@ -29,65 +29,6 @@ def _r(x: float, digits: int = 6) -> float:
 
 def _r_opt(x: float | None, digits: int = 6) -> float | None:
     return None if x is None else _r(x, digits)
-
-
-# ---------------------------------------------------------------------------------------------
-# tables without pandas: fixed-width text, Markdown (no `tabulate`), CSV
-# ---------------------------------------------------------------------------------------------
-
-Column = tuple[str, str, str]  # (key, header, format spec such as "{:.2f}"; "" = str())
-
-
-def _cell(value: Any, fmt: str) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if fmt and isinstance(value, (int, float)):
-        return fmt.format(value)
-    return str(value)
-
-
-def text_table(rows: list[dict[str, Any]], columns: list[Column]) -> str:
-    """Right-aligned fixed-width columns under a header line, two spaces apart."""
-    cells = [[header for _, header, _ in columns]] + [[_cell(r.get(k), fmt) for k, _, fmt in columns] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in cells) + "\n"
-
-
-def markdown_table(rows: list[dict[str, Any]], columns: list[Column]) -> str:
-    """A GitHub-flavoured Markdown table; numbers right-aligned, '|' in text escaped."""
-
-    def esc(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    numeric = [bool(fmt) or all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows if r.get(k) is not None) for k, _, fmt in columns]
-    lines = ["| " + " | ".join(esc(h) for _, h, _ in columns) + " |"]
-    lines.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
-    for r in rows:
-        lines.append("| " + " | ".join(esc(_cell(r.get(k), fmt)) for k, _, fmt in columns) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def csv_table(rows: list[dict[str, Any]], keys: list[str]) -> str:
-    """CSV with a header of `keys`; None as an empty field, lists joined with ';'."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(keys)
-    for r in rows:
-        row = []
-        for k in keys:
-            v = r.get(k)
-            if v is None:
-                row.append("")
-            elif isinstance(v, (list, tuple)):
-                row.append(";".join(str(x) for x in v))
-            elif isinstance(v, dict):
-                row.append(json.dumps(v, sort_keys=True))
-            else:
-                row.append(v)
-        writer.writerow(row)
-    return out.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -516,9 +457,7 @@ def render_explanation(x: Explanation, fmt: str) -> str:
     if fmt == "csv":
         d = explanation_to_dict(x)
         d.pop("lines")
-        import pandas as pd  # only for this rendering: keeps pandas off the `sizer solve` path
-
-        return pd.DataFrame([d]).to_csv(index=False, lineterminator="\n")
+        return csv_table([d], list(d))
     return explanation_table(x)
 
 
@@ -574,6 +513,44 @@ def catalog_rows(catalog, what: str) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+_CATALOG_COLUMNS: dict[str, list[Column]] = {
+    "gpus": [
+        ("name", "name", ""),
+        ("memory_gib", "memory GiB", "{:g}"),
+        ("usable_memory_gib", "usable GiB", "{:.2f}"),
+        ("hbm_gb_per_s", "HBM GB/s", "{:,.0f}"),
+        ("bf16_dense_tflops", "bf16 TFLOPS", "{:,.1f}"),
+        ("fp8_dense_tflops", "fp8 TFLOPS", "{:,.1f}"),
+        ("interconnect", "interconnect", ""),
+        ("link_gb_per_s", "link GB/s", "{:,.0f}"),
+        ("gpus_per_node", "GPUs/node", ""),
+    ],
+    "prices": [
+        ("device", "device", ""),
+        ("provider", "provider", ""),
+        ("kind", "kind", ""),
+        ("usd_per_gpu_hour", "$/GPU-h", "{:.2f}"),
+        ("plan", "plan", ""),
+        ("price_date", "date", ""),
+    ],
+    "models": [
+        ("name", "name", ""),
+        ("hf_id", "hf_id", ""),
+        ("params_b", "params B", "{:,.2f}"),
+        ("active_params_b", "active B", "{:,.2f}"),
+        ("attention", "attention", ""),
+        ("layers", "layers", ""),
+        ("weights", "weights", ""),
+        ("max_position_embeddings", "max positions", "{:,}"),
+    ],
+}
+
+
+def render_catalog(catalog, what: str, fmt: str) -> str:
+    """`sizer catalog gpus|prices|models` in any table format (JSON: the rows, full keys)."""
+    return render_rows(catalog_rows(catalog, what), _CATALOG_COLUMNS[what], fmt)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from .catalog import Catalog
 from .errors import FieldValueError, InfeasibleError
 from .perf import StepModel, build_step_model
 from .queueing import Demand, Limits, evaluate_load
+from .tables import Column, text_table
 from .workload import LengthDist, Workload
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
@@ -610,11 +611,18 @@ def simulation_dict(sim: Simulation) -> dict:
     }
 
 
+_AGREEMENT_COLUMNS: list[Column] = [
+    ("metric", "metric", ""),
+    ("analytic_s", "analytic s", "{:.4f}"),
+    ("simulated_s", "simulated s", "{:.4f}"),
+    ("difference_fraction", "difference", "{:+.1%}"),
+    ("within_15_percent", "within 15%", ""),
+]
+
+
 def render_simulations(sims: list[Simulation], workload: Workload) -> str:
     """The simulations as text: per replica kind, the simulated percentiles next to the analytic
     model's, KV-pool use and preemptions."""
-    import pandas as pd
-
     out = [f"workload  {workload.name} ({workload.path})"]
     for sim in sims:
         d = simulation_dict(sim)
@@ -632,21 +640,7 @@ def render_simulations(sims: list[Simulation], workload: Workload) -> str:
             f"KV pool   mean {d['kv_utilization_mean']:.1%} used, peak {d['kv_utilization_max']:.1%}; running batch mean {d['running_mean']:.1f}, "
             f"p99 {d['running_p99']:g}; preemptions {d['preemptions']:,}; {d['output_tokens_per_s']:,.0f} output tokens/s"
         )
-        rows = []
-        for a in d["agreement"]:
-            diff = a["difference_fraction"]
-            rows.append(
-                {
-                    "metric": a["metric"],
-                    "analytic s": "-" if a["analytic_s"] is None else f"{a['analytic_s']:.4f}",
-                    "simulated s": "-" if a["simulated_s"] is None else f"{a['simulated_s']:.4f}",
-                    "difference": "-" if diff is None else f"{diff:+.1%}",
-                    "within 15%": "yes" if a["within_15_percent"] else "no",
-                }
-            )
-        out.append(pd.DataFrame(rows).to_string(index=False))
-        pct = pd.DataFrame(
-            [{"": "TTFT s", **{k: "-" if v is None else f"{v:.4f}" for k, v in d["ttft_s"].items()}}, {"": "TPOT s", **{k: "-" if v is None else f"{v:.4f}" for k, v in d["tpot_s"].items()}}]
-        )
-        out.append(pct.to_string(index=False))
+        out.append(text_table(d["agreement"], _AGREEMENT_COLUMNS).rstrip("\n"))
+        pct = [{"metric": "TTFT s", **d["ttft_s"]}, {"metric": "TPOT s", **d["tpot_s"]}]
+        out.append(text_table(pct, [("metric", "", "")] + [(f"p{p:g}", f"p{p:g}", "{:.4f}") for p in PERCENTILES]).rstrip("\n"))
     return "\n".join(out) + "\n"
