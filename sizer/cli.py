@@ -92,6 +92,7 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
         check_plot_path(plot_path)
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
+    _warn(w.warnings)
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path)
     if plot_path:
         from .plots import plot_memory
@@ -124,6 +125,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
         check_plot_path(plot_path)
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
+    _warn(w.warnings)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:
         from .plots import plot_pareto
@@ -172,6 +174,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
         check_plot_path(plot_path)
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
+    _warn(w.warnings)
     progress = None if quiet else _progress_printer(option)
     result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=time_limit_s, option=option)
     if plot_path:
@@ -199,37 +202,61 @@ def _progress_printer(option: str):
 
 
 @cli.command("explain")
-@click.option("--model", "model_spec", required=True, help="Catalog model name, or a path to a config.json (or its folder).")
-@click.option("--device", required=True, help="Device name from the GPU catalog.")
-@click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
-@click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
-@click.option("--kv-dtype", default="bf16", show_default=True, help="KV-cache format: bf16, fp16, fp8, int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
-@click.option("--weight-dtype", default=None, help="Weight dtype (default: the checkpoint's own).")
+@click.option("--model", "model_spec", required=True, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder).")
+@click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
+@click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
+@click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
+@click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default="bf16", show_default=True,
+              help="KV-cache format: bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
+@click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4 (default: the checkpoint's own).")
+@click.option("--quantization", "-q", "quantization", default=None,
+              help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
 @click.option("--engine-version", default=None, help="Engine version where the rule changed (vLLM: 0.2.4, 0.6.4, 0.7.2, 0.14 ...).")
-@click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: the model's max_position_embeddings).")
-@click.option("--max-model-len", type=int, default=None, help="The engine's declared maximum length (default: --context-tokens).")
+@click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: --max-model-len, else the model's max_position_embeddings).")
+@click.option("--max-model-len", type=int, default=None, help="The engine's maximum length per request (default: --context-tokens, else max_position_embeddings).")
 @click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,
               help="The engine's memory fraction: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction.")
 @click.option("--block-size", type=int, default=None, help="KV block size in tokens (default: the engine's).")
-@click.option("--max-num-seqs", type=int, default=None, help="Engine sequence cap (default: the engine's for this device).")
+@click.option("--max-num-seqs", "--max-running-requests", "max_num_seqs", type=int, default=None, help="Engine sequence cap (default: the engine's for this device).")
 @click.option("--max-num-batched-tokens", type=int, default=None, help="Engine token budget per step (default: the engine's for this device).")
 @click.option("--n-parallel", type=int, default=None, help="llama.cpp slots (-np).")
 @click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
+@click.option("--served-model-name", "served_model_name", default=None, help="The model id the launch line serves (default: the catalog's Hugging Face id, the config's _name_or_path, or its folder).")
 @_output_options
 @_catalog_option
 def explain_cmd(
-    model_spec, device, tp, pp, kv_dtype, weight_dtype, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, fmt, output, catalog_dir,
+    model_spec, device, tp, pp, kv_dtype, weight_dtype, quantization, engine, engine_version, context_tokens, max_model_len, memory_fraction,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, fmt, output, catalog_dir,
 ) -> None:
-    """Memory of one configuration per GPU, line by line, under the engine's own rule."""
+    """Memory of one configuration per GPU, line by line, under the engine's own rule.
+
+    Takes vLLM's own flag spellings (--tensor-parallel-size, --pipeline-parallel-size,
+    --kv-cache-dtype, --quantization, --max-num-seqs, --max-model-len, --gpu-memory-utilization,
+    --block-size), so a launch line's flags can be pasted as they are.
+
+    \b
+    Examples:
+      sizer explain --model llama-3.1-70b --device H100-SXM --tp 4 --kv-dtype fp8 --context-tokens 7200
+      sizer explain --model meta-llama/Meta-Llama-3.1-8B --device "NVIDIA H100 80GB HBM3" \\
+          --tensor-parallel-size 1 --kv-cache-dtype fp8 --max-model-len 32768
+      sizer explain --model ./my-model/config.json --device "AMD Instinct MI300X" --quantization fp8
+    """
+    from .explain import explain_config, weight_dtype_of_quantization
+
+    if weight_dtype and quantization:
+        raise click.UsageError("give --weight-dtype or --quantization, not both")
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
+    if served_model_name:
+        from dataclasses import replace
+
+        model = replace(model, hf_id=served_model_name)
     gpu = catalog.gpu(device, where="--device: ")
     kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))
-    from .explain import explain_config
-
+    if quantization:
+        weight_dtype = weight_dtype_of_quantization(quantization, model)
     x = explain_config(
         model,
         gpu,
@@ -249,6 +276,7 @@ def explain_cmd(
         speculative_tokens=speculative_tokens,
         shared_prefix_tokens=shared_prefix_tokens,
     )
+    _warn(x.warnings)
     _emit(render_explanation(x, fmt), output)
 
 
@@ -326,21 +354,81 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
 @click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the arrivals and lengths.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Arrivals from a CSV (timestamp, optional prompt_tokens, output_tokens) instead of Poisson.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Arrivals from a trace (CSV or JSON Lines: a time column, optional prompt and output lengths) instead of the workload's.")
+@click.option("--trace-rate", type=click.Choice(["plan", "recorded"]), default="plan", show_default=True,
+              help="plan: scale the trace's time to the plan's load; recorded: replay it at its own rate.")
+@click.option("--trace-time-unit", type=click.Choice(["s", "ms", "us", "ns"]), default=None, help="Unit of a numeric time column (default: seconds, or the unit its name ends in).")
+@click.option("--poisson", is_flag=True, help="Poisson arrivals even when the workload has a trace.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
 @_catalog_option
-def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
-    """Discrete-event simulation of a plan's replicas (continuous batching, paged KV), against the analytic model."""
+def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_rate, trace_time_unit, poisson, quiet, fmt, output, catalog_dir) -> None:
+    """Run the plan request by request: the configuration its launch line sets, PASS or FAIL on the SLO.
+
+    A discrete-event simulation of one replica of each deployment (continuous batching, chunked
+    prefill, paged KV, preemption) with the plan's --max-num-seqs, --max-num-batched-tokens,
+    --max-model-len and block size, against the analytic model at the same load.
+
+    \b
+    Examples:
+      sizer simulate workloads/chat-llama-3.1-70b.yaml
+      sizer simulate workloads/chat-llama-3.1-70b.yaml --plan H100-SXM,2,1,fp8,fp8 --replicas 3
+      sizer simulate w.yaml --trace AzureLLMInferenceTrace_conv.csv --duration-s 1800
+    """
     from .simulate import render_simulations, simulate_workload, simulation_dict
 
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
-    sims = simulate_workload(w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path)
+    _warn(w.warnings)
+    sims = simulate_workload(
+        w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path,
+        trace_rate=trace_rate, trace_time_unit=trace_time_unit, poisson=poisson, progress=None if quiet else _simulate_progress(),
+    )
     if fmt == "json":
-        _emit(to_json({"workload": w.name, "simulations": [simulation_dict(s) for s in sims]}), output)
+        _emit(to_json({"workload": w.name, "warnings": list(w.warnings), "simulations": [simulation_dict(s) for s in sims]}), output)
     else:
         _emit(render_simulations(sims, w), output)
+    if any(not s.passed for s in sims):
+        sys.exit(SIMULATED_FAIL_EXIT)
+
+
+SIMULATED_FAIL_EXIT = 11
+PROGRESS_AFTER_S = 2.0
+
+
+def _simulate_progress():
+    """Progress on stderr once a replica's run has taken a few seconds: in place on a
+    terminal, else a line per tenth of the window."""
+    import time
+
+    tty = sys.stderr.isatty()
+    state = {"label": None, "start": 0.0, "tenth": -1}
+
+    def show(label: str, clock: float, total: float) -> None:
+        now = time.monotonic()
+        if label != state["label"]:
+            state.update(label=label, start=now, tenth=-1)
+        if now - state["start"] < PROGRESS_AFTER_S:
+            return
+        done = min(clock / total, 1.0) if total > 0 else 1.0
+        text = f"simulate {label}: {min(clock, total):,.0f} of {total:,.0f} s of arrivals ({now - state['start']:.0f} s)"
+        if tty:
+            click.echo(f"\r{text}", err=True, nl=done >= 1.0)
+            return
+        tenth = int(done * 10)
+        if tenth != state["tenth"]:
+            state["tenth"] = tenth
+            click.echo(text, err=True)
+
+    return show
+
+
+def _warn(warnings) -> None:
+    """Each warning on its own stderr line (the JSON outputs carry them as `warnings`)."""
+    for text in warnings:
+        click.echo(f"warning: {text}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:

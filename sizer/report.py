@@ -12,6 +12,7 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
+from .errors import reason_lines
 from .optimize import Deployment, Plan
 from .tables import Column, csv_table, markdown_table, render_rows, text_table
 from .units import GIB
@@ -133,6 +134,10 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "mean_output_tokens": _r(w.traffic.output_tokens.mean, 3),
             "context_percentile": w.memory.context_percentile,
             "context_tokens": w.context_tokens,
+            "max_model_len": w.max_model_len,
+            "max_model_len_basis": w.max_model_len_basis,
+            "refused_fraction": _r(w.refused_fraction, 8),
+            "trace": w.traffic.trace.to_dict() if w.traffic.trace is not None else None,
             "output_tokens_per_s": _r(plan.output_tokens_per_s, 3),
             "slo": {"ttft_s": dict(w.slo.ttft_s), "tpot_s": dict(w.slo.tpot_s)},
             "pricing": {"provider": plan.provider, "kind": plan.pricing_kind, "reserved_kind": w.search.reserved_pricing},
@@ -198,6 +203,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "candidates_evaluated": plan.candidates_evaluated,
         "candidates_feasible": plan.candidates_feasible,
         "options_in_program": plan.options_in_program,
+        "warnings": list(w.warnings),
     }
     return out
 
@@ -278,7 +284,7 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     moe = f", MoE {model.num_experts} experts top-{model.num_experts_per_tok}" if model.is_moe else ""
     lines = [
         f"workload  {w['name']} ({w['path']})",
-        f"model     {model.name}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, {model.num_hidden_layers} layers{moe}",
+        f"model     {model.name}{_as_given(plan.workload)}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, {model.num_hidden_layers} layers{moe}",
     ]
     profile = plan.workload.traffic.profile_rps
     rate = f"{w['requests_per_s']:g} req/s"
@@ -288,6 +294,10 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
         f"traffic   {rate}, mean prompt {w['mean_prompt_tokens']:,.0f} / output {w['mean_output_tokens']:,.0f} tokens, "
         f"p{w['context_percentile']:g} context {w['context_tokens']:,} tokens; SLO {slo or 'none'}"
     )
+    trace = plan.workload.traffic.trace
+    if trace is not None:
+        lines.append(f"trace     {trace.describe()}")
+    lines.append(f"admits    {admission_line(plan.workload)}")
     pricing = w["pricing"]
     kind = pricing["kind"] + (f" ({pricing['reserved_kind']} base + on_demand by the hour)" if pricing["kind"] == "mixed" else "")
     lines.append(f"pricing   {kind}, provider {pricing['provider']}")
@@ -295,6 +305,24 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     if given:
         lines.append(f"limits    {'; '.join(given)}")
     return lines
+
+
+def _as_given(w) -> str:
+    """' (as <id>)' when the workload named the model otherwise than the catalog does."""
+    spec = str(w.model_spec)
+    return "" if spec.lower() in (w.model.name.lower(), (w.model.hf_id or "").lower()) and spec.lower() == w.model.name.lower() else f" (as {spec})"
+
+
+def admission_line(w) -> str:
+    """What --max-model-len admits, in words: every request, or all but a share."""
+    refused = w.refused_fraction
+    if refused <= 0:
+        share = "every request the workload can send"
+    elif refused < 1e-4 + 1e-12:
+        share = f"all but {refused:.4%} of requests"
+    else:
+        share = f"all but {refused:.2%} of requests (refused by the engine, or their output cut short)"
+    return f"requests up to {w.max_model_len:,} tokens, prompt + output (--max-model-len): {share}; from {w.max_model_len_basis}"
 
 
 def _plan_summary(plan: Plan, data: dict[str, Any]) -> list[str]:
@@ -340,8 +368,7 @@ def plan_table(plan: Plan) -> str:
         out.write(text_table(data["alternatives"], _plan_columns(plan)))
     if data["rejected"]:
         out.write("\nREJECTED\n")
-        for r in data["rejected"]:
-            out.write(f"  {r['device']}: {r['reason']}\n")
+        out.write("".join(line + "\n" for line in reason_lines((r["device"], r["reason"]) for r in data["rejected"])))
     return out.getvalue()
 
 
@@ -432,6 +459,7 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
         "max_num_seqs": x.engine_defaults.max_num_seqs,
         "max_num_batched_tokens": x.engine_defaults.max_num_batched_tokens,
         "launch_command": x.launch_command,
+        "warnings": list(x.warnings),
         "lines": [{"label": ln.label, "formula": ln.formula, "value": ln.value} for ln in x.lines],
     }
 
@@ -439,7 +467,7 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
 def explanation_table(x: Explanation) -> str:
     out = io.StringIO()
     out.write(
-        f"{x.model.name} on {x.gpu.name}: tp={x.tp} pp={x.pp}, KV {x.kv_dtype}, weights {x.weight_dtype}, engine {x.engine}\n\n"
+        f"{x.model.name}{f' ({x.model.hf_id})' if x.model.hf_id else ''} on {x.gpu.name}: tp={x.tp} pp={x.pp}, KV {x.kv_dtype}, weights {x.weight_dtype}, engine {x.engine}\n\n"
     )
     width = max(len(ln.label) for ln in x.lines)
     vwidth = max(len(ln.value) for ln in x.lines)
@@ -605,7 +633,8 @@ def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str) -> str:
         return out
     out = head + "\n\n" + (text_table(feasible, cols) if feasible else "no device can serve this workload\n")
     if infeasible:
-        out += "\nCANNOT SERVE\n" + "".join(f"  {r['device']}{' (' + r['provider'] + ')' if r['provider'] else ''}: {r['reason']}\n" for r in infeasible)
+        who = [(f"{r['device']}{' (' + r['provider'] + ')' if r['provider'] else ''}", str(r["reason"] or "")) for r in infeasible]
+        out += "\nCANNOT SERVE\n" + "".join(line + "\n" for line in reason_lines(who))
     return out
 
 
