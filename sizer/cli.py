@@ -47,11 +47,40 @@ def _output_options(f):
     return f
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0   success
+  1   any other sizer error
+  2   command-line usage
+  3   a file is missing or unreadable
+  4   YAML or JSON that does not parse
+  5   an unknown key (the message suggests the closest known one)
+  6   a value of the wrong type
+  7   a value out of range
+  8   an unknown model, device or provider
+  9   infeasible: nothing serves the workload (reasons per device), or the constraints conflict
+  10  the solver failed, or found no plan within --time-limit-s
+  11  simulate: the plan misses its SLO in simulation
+
+Errors are one line on stderr (`sizer --debug COMMAND` shows the traceback); warnings about
+the inputs go to stderr too, and into the JSON outputs' `warnings`."""
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="sizer")
 @click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
 def cli(debug: bool) -> None:
-    """Size an LLM deployment: which accelerators, how many, configured how, at what cost per token."""
+    """Size an LLM deployment: which accelerators, how many, configured how, at what cost per token.
+
+    \b
+    Start with:
+      sizer solve workloads/chat-llama-3.1-70b.yaml     the cheapest plan, why, and its launch line
+      sizer compare workloads/chat-llama-3.1-70b.yaml   the best plan on every device
+      sizer simulate workloads/chat-llama-3.1-70b.yaml  the plan request by request: PASS or FAIL
+      sizer explain --model llama-3.1-70b --device "NVIDIA H100 80GB HBM3" --tp 4
+    """
 
 
 def _plan_output_options(f):
@@ -77,7 +106,7 @@ def _plot_option(what: str):
     return deco
 
 
-@cli.command("solve")
+@cli.command("solve", short_help="The cheapest deployment that serves a workload within its SLO.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
@@ -85,7 +114,14 @@ def _plot_option(what: str):
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
 def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
-    """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
+    """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds.
+
+    \b
+    Examples:
+      sizer solve workloads/chat-llama-3.1-70b.yaml
+      sizer solve workloads/chat-llama-3.1-70b.yaml --format json --output plan.json
+      sizer solve my-workload.yaml --write-lp program.lp --time-limit-s 60
+    """
     if plot_path:
         from .plots import check_plot_path
 
@@ -101,7 +137,7 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
     _emit(render_plan(plan, fmt), output)
 
 
-@cli.command("compare")
+@cli.command("compare", short_help="The best single-configuration plan on every device, or why none.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
@@ -115,7 +151,14 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
 @click.option("--per-provider", is_flag=True, help="One row per device and provider (providers whose plans cost the same share a row).")
 @_plot_option("the cost-latency Pareto front of every feasible configuration")
 def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None) -> None:
-    """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves."""
+    """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves.
+
+    \b
+    Examples:
+      sizer compare workloads/chat-llama-3.1-70b.yaml
+      sizer compare workloads/chat-llama-3.1-70b.yaml --per-provider --sort cost_per_hour
+      sizer compare workloads/chat-llama-3.1-70b.yaml --format markdown
+    """
     from .compare import compare, comparison_rows, pareto_points
     from .report import render_comparison
 
@@ -134,7 +177,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
     _emit(render_comparison(comparison, comparison_rows(comparison, sort), fmt), output)
 
 
-@cli.command("sweep")
+@cli.command("sweep", short_help="Re-plan at each value of one parameter; where the hardware flips.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
@@ -149,7 +192,14 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @_time_limit_option
 @_plot_option("the cost of each device and of the plan against the swept parameter")
 def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path) -> None:
-    """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips."""
+    """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips.
+
+    \b
+    Examples:
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --scale 0.5:4:8
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --price-scale 0.5:2:7 --price-device MI300X
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --tpot-p99-s 0.03,0.05,0.08
+    """
     from .report import render_sweep
     from .sweep import parse_values, sweep
 
@@ -201,7 +251,7 @@ def _progress_printer(option: str):
     return show
 
 
-@cli.command("explain")
+@cli.command("explain", short_help="One configuration's memory per GPU, line by line (vLLM's flags).", epilog=EXIT_CODES_HELP)
 @click.option("--model", "model_spec", required=True, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder).")
 @click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
 @click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
@@ -232,9 +282,11 @@ def explain_cmd(
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule.
 
-    Takes vLLM's own flag spellings (--tensor-parallel-size, --pipeline-parallel-size,
-    --kv-cache-dtype, --quantization, --max-num-seqs, --max-model-len, --gpu-memory-utilization,
-    --block-size), so a launch line's flags can be pasted as they are.
+    \b
+    Takes vLLM's own flag spellings, so a launch line's flags can be pasted as they are:
+      --tensor-parallel-size (-tp), --pipeline-parallel-size (-pp), --kv-cache-dtype,
+      --quantization (-q), --max-num-seqs, --max-model-len, --max-num-batched-tokens,
+      --gpu-memory-utilization, --block-size, --served-model-name
 
     \b
     Examples:
@@ -280,19 +332,26 @@ def explain_cmd(
     _emit(render_explanation(x, fmt), output)
 
 
-@cli.command("catalog")
+@cli.command("catalog", short_help="List the catalog's GPUs, prices or models.", epilog=EXIT_CODES_HELP)
 @click.argument("what", type=click.Choice(["gpus", "prices", "models"]))
 @_plan_output_options
 @_catalog_option
 def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
-    """List the shipped GPUs, prices or models."""
+    """List the shipped GPUs, prices or models.
+
+    \b
+    Examples:
+      sizer catalog gpus
+      sizer catalog prices --format csv --output prices.csv
+      sizer catalog models --format json
+    """
     from .report import render_catalog
 
     catalog = load_catalog(catalog_dir)
     _emit(render_catalog(catalog, what, fmt), output)
 
 
-@cli.command("validate")
+@cli.command("validate", short_help="The latency model against measured TTFT, TPOT and throughput.", epilog=EXIT_CODES_HELP)
 @click.option(
     "--measurements",
     "measurements_file",
@@ -310,7 +369,14 @@ def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | Non
 @_output_options
 @_catalog_option
 def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
-    """The latency model against measured TTFT, TPOT and throughput: per row and its error."""
+    """The latency model against measured TTFT, TPOT and throughput: per row and its error.
+
+    \b
+    Examples:
+      sizer validate --rows none            the summary only, skipped rows counted by reason
+      sizer validate --rows skipped         each skipped row and why
+      sizer validate --measurements mine.csv --format json
+    """
     from .measurements import read_csv
     from .validate import render_table, to_json, validate_rows, validate_shipped
 
@@ -331,7 +397,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
         _emit(render_table(report, rows), output)
 
 
-@cli.command("calibrate")
+@cli.command("calibrate", short_help="Fit the efficiency factors to the measurement table's fit rows.", epilog=EXIT_CODES_HELP)
 @_catalog_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the fitted table here (default: the catalog's efficiency.json; .yaml writes YAML).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
@@ -348,7 +414,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
     click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations; RMS log error {rms}; wrote {target}")
 
 
-@cli.command("simulate")
+@cli.command("simulate", short_help="Run the plan request by request; PASS or FAIL on its SLO.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")

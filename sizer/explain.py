@@ -247,6 +247,10 @@ def explain_config(
             value=_gib(m.engine_available_kv_bytes),
         )
     )
+    if m.engine == "vllm" and m.fits and m.engine_max_concurrency < 1:
+        from .candidates import max_model_len_reason
+
+        warnings.append(max_model_len_reason(m) + ": lower --max-model-len")
     cmd = policy.launch_command(model, tp=tp, pp=pp, kv=kv, weight_dtype=weight_dtype, settings=eng, max_num_seqs=eng.max_num_seqs)
     return Explanation(
         model=model,

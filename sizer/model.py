@@ -489,7 +489,7 @@ def unmodelled_fields(cfg: Mapping[str, Any], outer: Mapping[str, Any] | None = 
             + ": DeepSeek sparse attention's indexer (its key cache and top-k attention), not modelled: attention counted as dense"
         )
     for key in ("multi_query", "num_kv_heads", "n_head_kv", "num_key_value_groups"):
-        if _active(cfg.get(key)) and "num_key_value_heads" not in cfg:
+        if _active(cfg.get(key)) and cfg.get("num_key_value_heads") is None:
             warn(key, f"KV heads under a name sizer does not read: KV counted with num_key_value_heads = num_attention_heads ({kv_heads})")
     types = cfg.get("layer_types")
     if isinstance(types, list):

@@ -318,10 +318,8 @@ def admission_line(w) -> str:
     refused = w.refused_fraction
     if refused <= 0:
         share = "every request the workload can send"
-    elif refused < 1e-4 + 1e-12:
-        share = f"all but {refused:.4%} of requests"
     else:
-        share = f"all but {refused:.2%} of requests (refused by the engine, or their output cut short)"
+        share = f"all but {refused * 100:.2g} % of requests (longer ones are refused by the engine, or their output cut short)"
     return f"requests up to {w.max_model_len:,} tokens, prompt + output (--max-model-len): {share}; from {w.max_model_len_basis}"
 
 
@@ -685,3 +683,33 @@ def render_sweep(result, fmt: str) -> str:
         f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] != 'infeasible' else 'infeasible: ' + (p['reason'] or '')}\n" for p in data["points"]
     )
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas DataFrames (the Python API; pandas is imported only here)
+# ---------------------------------------------------------------------------------------------
+
+
+def plan_to_frame(plan: Plan) -> "pd.DataFrame":  # noqa: F821
+    """The plan as a pandas DataFrame: one row per deployment of the plan (`role` "plan") and
+    per best plan on another device (`role` "alternative"), columns the keys of plan_to_dict's
+    deployments (device, tp, pp, kv_dtype, weight_dtype, replicas, gpus, cost_usd_per_hour,
+    cost_usd_per_million_tokens, ttft_p99_s, tpot_p99_s, binding, launch_command, ...)."""
+    import pandas as pd
+
+    data = plan_to_dict(plan)
+    rows = [{"role": "plan", **d} for d in data["deployments"]] + [{"role": "alternative", **d} for d in data["alternatives"]]
+    columns = ["role", *(data["deployments"][0] if data["deployments"] else {})]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def comparison_to_frame(comparison, sort: str = "cost") -> "pd.DataFrame":  # noqa: F821
+    """A comparison (compare.compare) as a pandas DataFrame: one row per device (or per device
+    and provider), feasible rows first in `sort` order, then the devices that cannot serve with
+    their `reason`; columns device, provider, feasible, the fields of compare.ROW_KEYS, reason."""
+    import pandas as pd
+
+    from .compare import ROW_KEYS, comparison_rows
+
+    rows = comparison_rows(comparison, sort)
+    return pd.DataFrame(rows, columns=["device", "provider", "feasible", *ROW_KEYS, "reason"])

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,11 +111,11 @@ class TraceSummary:
         span = f"{hours:.1f} h" if hours >= 1 else f"{self.span_s / 60:.1f} min"
         cols = ", ".join(f"{name} as {role}" for role, name in self.columns)
         if self.kind == "daily":
-            text = f"trace {self.path}: {self.requests:,} arrivals over {span} (a day or more): hourly profile {min(self.profile_rps):.3g}-{max(self.profile_rps):.3g} req/s"
+            text = f"{self.path}: {self.requests:,} arrivals over {span} (a day or more): hourly profile {min(self.profile_rps):.3g}-{max(self.profile_rps):.3g} req/s"
         else:
             text = (
-                f"trace {self.path}: {self.requests:,} arrivals over {span}, shorter than a day: a sample of the arrival process, "
-                f"{self.mean_rps:.4g} req/s (+/- {self.rate_relative_error:.1%})"
+                f"{self.path}: {self.requests:,} arrivals over {span}, shorter than a day: a sample of the arrival process, "
+                f"{self.mean_rps:.4g} req/s (+/- {self.rate_relative_error:.1%} for Poisson arrivals)"
             )
         if math.isfinite(self.interarrival_cv):
             text += f", inter-arrival CV {self.interarrival_cv:.2f} (Poisson 1)"
@@ -216,7 +217,7 @@ def _times(values, label: str, column: str, unit: str | None) -> tuple[np.ndarra
     import pandas as pd
 
     series, numeric = _as_series(values)
-    numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    numbers = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, copy=True)
     text = ~np.isfinite(numbers)
     fmt = {None: "seconds", "s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}[unit]
     out = numbers * TIME_UNITS[unit or "s"]
@@ -227,8 +228,13 @@ def _times(values, label: str, column: str, unit: str | None) -> tuple[np.ndarra
         stamps = series[text]
         kind = "ISO 8601"
         try:
-            parsed = pd.to_datetime(stamps, format="ISO8601", errors="coerce")
-        except ValueError:  # mixed UTC offsets: one clock, UTC
+            with warnings.catch_warnings():  # pandas 2.x warns of mixed offsets and returns objects
+                warnings.simplefilter("ignore", FutureWarning)
+                parsed = pd.to_datetime(stamps, format="ISO8601", errors="coerce")
+            mixed = not pd.api.types.is_datetime64_any_dtype(parsed)
+        except ValueError:  # pandas 3 refuses mixed offsets
+            mixed = True
+        if mixed:  # one clock for all: UTC
             parsed = pd.to_datetime(stamps, format="ISO8601", errors="coerce", utc=True)
             kind = "ISO 8601 (mixed UTC offsets: hours of day in UTC)"
         bad = parsed.isna().to_numpy()
@@ -261,10 +267,10 @@ def _lengths(values, label: str, column: str) -> np.ndarray:
     series, numeric = _as_series(values)
     if numeric:
         blank = series.isna().to_numpy()
-        numbers = series.to_numpy(dtype=float)
+        numbers = series.to_numpy(dtype=float, copy=True)
     else:
         blank = series.isin(_BLANK).to_numpy()
-        numbers = pd.to_numeric(series.where(~series.isin(_BLANK)), errors="coerce").to_numpy(dtype=float)
+        numbers = pd.to_numeric(series.where(~series.isin(_BLANK)), errors="coerce").to_numpy(dtype=float, copy=True)
     bad = ~blank & ~np.isfinite(numbers)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
