@@ -85,6 +85,8 @@ class Price:
     region: str | None = None
     source_kind: str = "provider_page"
     origin: str = ""  # the file the row was read from
+    quote: str | None = None  # the source's own text
+    notes: str | None = None
 
     @property
     def label(self) -> str:
@@ -411,6 +413,8 @@ def _price_rows(raw: Any, path: str, i: int, names: set[str], user: bool) -> lis
         region=f.string("region", None),
         source_kind=kind_of_source,
         origin=path,
+        quote=f.string("quote", None),
+        notes=f.string("notes", None),
     )
     return [replace(base, gpus_per_instance=g) for g in sizes]
 
