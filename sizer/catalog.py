@@ -448,6 +448,8 @@ def load_prices(path: Path, gpus: tuple[Gpu, ...], *, user: bool = False) -> tup
             out.extend(_price_rows(raw, label, i, names, user))
         except InputError as exc:
             errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
     if errors:
         raise PriceFileError(errors)
     return tuple(_newest(out))
