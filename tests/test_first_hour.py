@@ -314,6 +314,18 @@ def test_load_workload_takes_a_dict_and_plans_become_dataframes(catalog):
         load_workload({"model": "llama-3.1-8b"}, catalog)
 
 
+def test_compare_and_sweep_stay_functions_once_their_modules_are_imported():
+    """`sizer.compare` and `sizer.sweep` name functions of the API and the modules they live in:
+    importing the module must not replace the function on the package."""
+    import sizer.compare  # noqa: F401
+    import sizer.sweep  # noqa: F401
+
+    assert callable(sizer.compare) and callable(sizer.sweep)
+    from sizer.compare import comparison_rows
+
+    assert callable(comparison_rows)
+
+
 def test_the_package_ships_py_typed(root):
     assert (Path(sizer.__file__).parent / "py.typed").is_file()
     assert '"sizer" = ["py.typed"]' in (root / "pyproject.toml").read_text()
