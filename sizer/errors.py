@@ -18,6 +18,7 @@ The CLI turns each of these into one line on stderr and exits with `exit_code`.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -100,6 +101,9 @@ def reason_lines(reasons: Iterable[tuple[str, str]], indent: str = "  ") -> list
         text = str(reason)
         if text.startswith(f"{device} "):
             text = text[len(device) + 1 :]  # "L4 tp=1 pp=1 ...: why" -> "tp=1 pp=1 ...: why"
+        shape = re.match(r"tp=\d+ pp=\d+", text)
+        if shape:  # "tp=8 pp=2 ...: A100-40GB tp=8 pp=2 needs ..." -> "tp=8 pp=2 ...: needs ..."
+            text = text.replace(f": {device} {shape.group(0)} ", ": ", 1)
         key = text.replace(device, "{device}")
         groups.setdefault(key, []).append(device)
     out = []

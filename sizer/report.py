@@ -337,7 +337,7 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
         f"model     {model.name}{_as_given(plan.workload)}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, {model.num_hidden_layers} layers{moe}",
     ]
     profile = plan.workload.traffic.profile_rps
-    rate = f"{w['requests_per_s']:g} req/s"
+    rate = f"{w['requests_per_s']:.4g} req/s"
     if profile:
         rate = f"daily profile {min(profile):g}-{max(profile):g} req/s (mean {sum(profile) / len(profile):.3g})"
     lines.append(
@@ -346,7 +346,7 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     )
     trace = plan.workload.traffic.trace
     if trace is not None:
-        lines.append(f"trace     {trace.describe()}")
+        lines.append("trace     " + "\n          ".join(trace.describe()))
     lines.append(f"admits    {admission_line(plan.workload)}")
     pricing = w["pricing"]
     kind = pricing["kind"] + (f" ({pricing['reserved_kind']} base + on_demand by the hour)" if pricing["kind"] == "mixed" else "")
@@ -370,13 +370,10 @@ def _as_given(w) -> str:
 
 
 def admission_line(w) -> str:
-    """What --max-model-len admits, in words: every request, or all but a share."""
+    """What --max-model-len admits, in words: every request, or all but a share; and whence."""
     refused = w.refused_fraction
-    if refused <= 0:
-        share = "every request the workload can send"
-    else:
-        share = f"all but {refused * 100:.2g} % of requests (longer ones are refused by the engine, or their output cut short)"
-    return f"requests up to {w.max_model_len:,} tokens, prompt + output (--max-model-len): {share}; from {w.max_model_len_basis}"
+    head = "every request" if refused <= 0 else f"all but {refused * 100:.2g} % of requests (vLLM refuses longer ones)"
+    return f"{head}: prompt + output up to {w.max_model_len:,} tokens (--max-model-len), {w.max_model_len_basis}"
 
 
 def _plan_summary(plan: Plan, data: dict[str, Any]) -> list[str]:

@@ -105,26 +105,25 @@ class TraceSummary:
         """The rate's relative standard error for Poisson arrivals, 1 / sqrt(arrivals)."""
         return 1 / math.sqrt(max(self.requests - 1, 1))
 
-    def describe(self) -> str:
-        """One line for the plan's header: what the trace is and what it gives."""
+    def describe(self) -> list[str]:
+        """Lines for the plan's header: what the trace is, what it gives, what was read."""
         hours = self.span_s / SECONDS_PER_HOUR
         span = f"{hours:.1f} h" if hours >= 1 else f"{self.span_s / 60:.1f} min"
-        cols = ", ".join(f"{name} as {role}" for role, name in self.columns)
         if self.kind == "daily":
-            text = f"{self.path}: {self.requests:,} arrivals over {span} (a day or more): hourly profile {min(self.profile_rps):.3g}-{max(self.profile_rps):.3g} req/s"
+            first = f"{self.path}: {self.requests:,} arrivals over {span}, a day or more: the hourly profile"
+            rate = f"{min(self.profile_rps):.4g}-{max(self.profile_rps):.4g} req/s by hour of day"
         else:
-            text = (
-                f"{self.path}: {self.requests:,} arrivals over {span}, shorter than a day: a sample of the arrival process, "
-                f"{self.mean_rps:.4g} req/s (+/- {self.rate_relative_error:.1%} for Poisson arrivals)"
-            )
+            first = f"{self.path}: {self.requests:,} arrivals over {span}, shorter than a day: a sample of the arrival process"
+            rate = f"{self.mean_rps:.4g} req/s (+/- {self.rate_relative_error:.1%} for Poisson arrivals)"
         if math.isfinite(self.interarrival_cv):
-            text += f", inter-arrival CV {self.interarrival_cv:.2f} (Poisson 1)"
-        text += f"; read {cols}"
+            rate += f", inter-arrival CV {self.interarrival_cv:.2f} (Poisson: 1)"
+        cols = ", ".join(f"{name} ({role})" for role, name in self.columns)
+        second = f"{rate}; columns {cols}"
         if self.ignored:
-            text += f"; ignored {', '.join(self.ignored)}"
+            second += f"; ignored {', '.join(self.ignored)}"
         if self.zero_lengths or self.missing_lengths:
-            text += f"; {self.zero_lengths:,} zero and {self.missing_lengths:,} blank lengths left out of the length distributions"
-        return text
+            second += f"; {self.zero_lengths:,} zero and {self.missing_lengths:,} blank lengths left out"
+        return [first, second]
 
     def to_dict(self) -> dict:
         def r(x, nd=6):

@@ -278,13 +278,13 @@ class Workload:
         length = admitting_length(t.prompt_tokens, t.output_tokens)
         limit = self.model.max_position_embeddings
         if limit and length > limit:
-            return f"the model's max_position_embeddings ({limit:,}){spec}: requests up to {length:,} tokens would need more"
+            return f"the model's max_position_embeddings ({limit:,}){spec}; the workload's requests reach {length:,}"
         if length < self.context_tokens:
             return f"the p{self.memory.context_percentile:g} context{spec}"
         source = "the trace's" if t.trace is not None else "the declared"
         if t.prompt_tokens.cap and t.output_tokens.cap:
             return f"{source} longest prompt ({t.prompt_tokens.cap:,.0f}) + longest output ({t.output_tokens.cap:,.0f}){spec}"
-        return f"the {ADMIT_PERCENTILE:g}th percentile of prompt + output under the fitted lengths{spec}"
+        return f"the {ADMIT_PERCENTILE:g}th percentile of the fitted lengths{spec}"
 
     @property
     def warnings(self) -> tuple[str, ...]:

@@ -154,7 +154,7 @@ def test_a_trace_shorter_than_a_day_is_a_sample(tmp_path):
     assert s.interarrival_cv == pytest.approx(math.sqrt(2 / 3) / 2)
     assert s.zero_lengths == 1 and s.missing_lengths == 1
     assert s.prompt_tokens.tolist() == [100, 200, 400] and s.output_tokens.tolist() == [10, 30, 40]
-    assert "shorter than a day: a sample of the arrival process" in s.describe()
+    assert "shorter than a day: a sample of the arrival process" in s.describe()[0]
 
 
 def test_a_day_or_more_gives_the_hourly_profile(tmp_path):
