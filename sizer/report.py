@@ -339,7 +339,7 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     profile = plan.workload.traffic.profile_rps
     rate = f"{w['requests_per_s']:.4g} req/s"
     if profile:
-        rate = f"daily profile {min(profile):g}-{max(profile):g} req/s (mean {sum(profile) / len(profile):.3g})"
+        rate = f"daily profile {min(profile):.4g}-{max(profile):.4g} req/s (mean {sum(profile) / len(profile):.3g})"
     lines.append(
         f"traffic   {rate}, mean prompt {w['mean_prompt_tokens']:,.0f} / output {w['mean_output_tokens']:,.0f} tokens, "
         f"p{w['context_percentile']:g} context {w['context_tokens']:,} tokens; SLO {slo or 'none'}"

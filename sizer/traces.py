@@ -77,6 +77,7 @@ class Trace:
     columns: tuple[tuple[str, str], ...]  # (role, column as written): time, prompt, output
     ignored: tuple[str, ...]  # columns not read
     time_format: str  # "ISO 8601", "ISO 8601 (UTC: mixed offsets)", "seconds", "milliseconds", ...
+    unit_given: bool = False  # numeric times in a unit named by the column or by time_unit
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -99,6 +100,7 @@ class TraceSummary:
     columns: tuple[tuple[str, str], ...] = ()
     ignored: tuple[str, ...] = ()
     time_format: str = ""
+    warnings: tuple[str, ...] = ()
 
     @property
     def rate_relative_error(self) -> float:
@@ -324,6 +326,7 @@ def read_trace_file(path: Path | str, label: str | None = None, *, time_unit: st
         columns=tuple((role, roles[role][0]) for role in ("time", "prompt", "output") if role in roles),
         ignored=tuple(ignored),
         time_format=fmt,
+        unit_given=bool(time_unit or unit),
     )
 
 
@@ -389,6 +392,13 @@ def summarise(trace: Trace, path_label: str | None = None) -> TraceSummary:
         if good.size:
             good.flags.writeable = False
             kept[role] = good
+    warnings = []
+    if trace.time_format == "seconds" and not trace.unit_given and float(np.abs(t).max()) < 1e9 and mean < 0.05:
+        # relative numbers, not epoch seconds, at a rate a service rarely has: milliseconds?
+        warnings.append(
+            f"{path_label or trace.label}: {n:,} arrivals over {span / 86400:,.1f} days read as seconds ({mean:.3g} req/s); "
+            "if the times are milliseconds (Mooncake's are), give time_unit: ms or name the column timestamp_ms"
+        )
     return TraceSummary(
         path=path_label or trace.label,
         kind=kind,
@@ -405,4 +415,5 @@ def summarise(trace: Trace, path_label: str | None = None) -> TraceSummary:
         columns=trace.columns,
         ignored=trace.ignored,
         time_format=trace.time_format,
+        warnings=tuple(warnings),
     )

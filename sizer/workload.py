@@ -299,6 +299,7 @@ class Workload:
             )
         tr = self.traffic.trace
         if tr is not None:
+            out.extend(tr.warnings)
             if tr.interarrival_cv > 1.5:
                 out.append(
                     f"{tr.path}: inter-arrival CV {tr.interarrival_cv:.2f}: arrivals burstier than the Poisson process the latency "

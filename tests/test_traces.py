@@ -212,3 +212,17 @@ def test_simulate_scales_a_trace_to_the_plan_or_replays_it_as_recorded(tmp_path)
     # two replicas: each arrival routed to this one with probability 1/2
     half = trace_arrivals(p, 20.0, 2, FIXED, FIXED, 0, target_rps=2.0)
     assert 0 < half.time_s.shape[0] < 41 and "1 in 2 arrivals" in half.source
+
+
+def test_bare_millisecond_times_read_as_seconds_are_flagged(tmp_path):
+    """Mooncake counts milliseconds in a column called `timestamp`: read as seconds, 3 arrivals
+    over 2,000,000 s (23 days) are 1e-6 req/s, which the summary warns of; time_unit ms reads
+    them as 2,000 s."""
+    p = _write(tmp_path, "m.csv", "timestamp,input_length\n0,10\n1000000,20\n2000000,30\n")
+    s = summarise(read_trace_file(p))
+    assert s.kind == "daily" and len(s.warnings) == 1 and "give time_unit: ms" in s.warnings[0]
+    ms = summarise(read_trace_file(p, time_unit="ms"))
+    assert ms.kind == "sample" and ms.span_s == 2000.0 and ms.warnings == ()
+    # epoch seconds at a low rate are not flagged: they are plainly seconds
+    epoch = summarise(read_trace_file(_write(tmp_path, "e.csv", "timestamp\n1700000000\n1700100000\n1700200000\n")))
+    assert epoch.warnings == ()
