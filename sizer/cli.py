@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .catalog import load_catalog, resolve_model
+from .catalog import load_catalog, load_price_files, resolve_model
 from .errors import SizerError
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
 from .report import render_explanation, render_plan, to_json
@@ -39,6 +39,31 @@ def _catalog_option(f):
         default=None,
         help="Catalog directory (gpus.yaml, prices.yaml, models/). Default: the shipped catalogs, or $SIZER_CATALOG_DIR.",
     )(f)
+
+
+def _prices_option(f):
+    return click.option(
+        "--prices",
+        "price_files",
+        multiple=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Your own price file (YAML `prices:` rows; repeatable), laid over the catalog's: a row with the same device, provider, kind and instance replaces it.",
+    )(f)
+
+
+def _as_of_option(f):
+    return click.option(
+        "--as-of",
+        "as_of",
+        type=click.DateTime(formats=["%Y-%m-%d"]),
+        default=None,
+        help="Count price ages to this date (YYYY-MM-DD; default today): the same date reproduces a run byte for byte.",
+    )(f)
+
+
+def _load(catalog_dir: Path | None, price_files: tuple[Path, ...] = ()):
+    """The catalog, with the user's --prices files laid over it."""
+    return load_price_files(load_catalog(catalog_dir), price_files)
 
 
 def _output_options(f):
@@ -84,15 +109,17 @@ def _plot_option(what: str):
 @click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, help="Also write the integer program (LP format) to this file.")
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
-def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
+@_prices_option
+@_as_of_option
+def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None, price_files: tuple[Path, ...], as_of) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
     if plot_path:
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
-    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path)
+    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None)
     if plot_path:
         from .plots import plot_memory
 
@@ -113,7 +140,8 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
 )
 @click.option("--per-provider", is_flag=True, help="One row per device and provider (providers whose plans cost the same share a row).")
 @_plot_option("the cost-latency Pareto front of every feasible configuration")
-def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None) -> None:
+@_prices_option
+def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None, price_files: tuple[Path, ...]) -> None:
     """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves."""
     from .compare import compare, comparison_rows, pareto_points
     from .report import render_comparison
@@ -122,7 +150,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:
@@ -146,7 +174,8 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @_time_limit_option
 @_plot_option("the cost of each device and of the plan against the swept parameter")
-def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path) -> None:
+@_prices_option
+def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path, price_files) -> None:
     """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips."""
     from .report import render_sweep
     from .sweep import parse_values, sweep
@@ -170,7 +199,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     progress = None if quiet else _progress_printer(option)
     result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=time_limit_s, option=option)
@@ -256,14 +285,21 @@ def explain_cmd(
 @click.argument("what", type=click.Choice(["gpus", "prices", "models"]))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @_catalog_option
-def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None) -> None:
-    """List the shipped GPUs, prices or models."""
-    from .report import catalog_rows
+@_prices_option
+@_as_of_option
+def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None, price_files: tuple[Path, ...], as_of) -> None:
+    """List the shipped GPUs, prices (with --prices, yours laid over them) or models."""
+    from datetime import date
 
-    catalog = load_catalog(catalog_dir)
-    rows = catalog_rows(catalog, what)
+    from .report import catalog_rows, price_rows_table
+
+    catalog = _load(catalog_dir, price_files)
+    day = as_of.date() if as_of else date.today()
+    rows = catalog_rows(catalog, what, as_of=day)
     if fmt == "json":
         click.echo(to_json(rows), nl=False)
+    elif what == "prices":
+        click.echo(price_rows_table(rows, day), nl=False)
     else:
         import pandas as pd
 
@@ -330,11 +366,12 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
 @_catalog_option
-def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
+@_prices_option
+def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None, price_files: tuple[Path, ...]) -> None:
     """Discrete-event simulation of a plan's replicas (continuous batching, paged KV), against the analytic model."""
     from .simulate import render_simulations, simulate_workload, simulation_dict
 
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     sims = simulate_workload(w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path)
     if fmt == "json":
@@ -352,7 +389,8 @@ def main(argv: list[str] | None = None) -> None:
     except SizerError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        for line in str(exc).splitlines() or [""]:
+            click.echo(f"error: {line}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
