@@ -292,7 +292,7 @@ def test_break_even_of_a_daily_profile_uses_the_days_cost_and_scales_reserved_to
 
 def test_break_even_is_printed_under_plan(tmp_path, catalog):
     # chat-like traffic on MI300X (RunPod Secure $2.39, one GPU) against H200-SXM (RunPod $3.59):
-    # the printed price is the H100 plan's cost over the MI300X plan's GPUs.
+    # the printed price is the H200 plan's cost over the MI300X plan's GPUs.
     plan = solve(load_workload(ROOT / "workloads" / "chat-llama-3.1-70b.yaml", catalog), catalog, as_of=AS_OF)
     alt = plan.alternatives[0]
     gpus = sum(d.gpus for d in plan.deployments)
