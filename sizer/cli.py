@@ -286,12 +286,12 @@ def _progress_printer(option: str):
 @click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
 @click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
 @click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default="bf16", show_default=True,
-              help="KV-cache format: bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
+              help="KV-cache format: auto (the checkpoint's dtype, vLLM's default), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
 @click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4 (default: the checkpoint's own).")
 @click.option("--quantization", "-q", "quantization", default=None,
               help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
-@click.option("--engine-version", default=None, help="Engine version where the rule changed (vLLM: 0.2.4, 0.6.4, 0.7.2, 0.14 ...).")
+@click.option("--engine-version", default=None, help="Engine release whose memory rule and log lines apply (vLLM 0.2.4 ... 0.22, default 0.19; SGLang 0.4 ... 0.5.5).")
 @click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: --max-model-len, else the model's max_position_embeddings).")
 @click.option("--max-model-len", type=int, default=None, help="The engine's maximum length per request (default: --context-tokens, else max_position_embeddings).")
 @click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,

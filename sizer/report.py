@@ -541,6 +541,9 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
         "max_num_batched_tokens": x.engine_defaults.max_num_batched_tokens,
         "launch_command": x.launch_command,
         "warnings": list(x.warnings),
+        "engine_log": list(x.engine_log),
+        "cuda_graph_bytes_per_gpu": int(round(m.cuda_graph_bytes_per_gpu)),
+        "memory_terms": [{"term": t, "how": h, "bytes": int(round(b))} for t, h, b in m.detail],
         "lines": [{"label": ln.label, "formula": ln.formula, "value": ln.value} for ln in x.lines],
     }
 
@@ -556,6 +559,10 @@ def explanation_table(x: Explanation) -> str:
         out.write(f"  {ln.label:<{width}}  {ln.value:>{vwidth}}   {ln.formula}\n")
     if not x.memory.fits:
         out.write(f"\n  does not fit: KV pool {x.memory.kv_pool_bytes_per_gpu / GIB:.2f} GiB, max concurrency {x.memory.max_concurrency}\n")
+    if x.engine_log:
+        out.write(f"\n{x.engine} {x.memory.engine_version} would print (sizer's figures in its own lines):\n")
+        for line in x.engine_log:
+            out.write(f"  {line}\n")
     out.write(f"\nlaunch  {x.launch_command}\n")
     return out.getvalue()
 

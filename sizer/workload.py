@@ -547,7 +547,10 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
 
     kv_choices = _GGML if engine == "llamacpp" else KV_DTYPES
     kv_default = ("f16", "q8_0") if engine == "llamacpp" else ("bf16", "fp8")
-    kv = tuple(x if engine == "llamacpp" else normalise_dtype(x) for x in sr.string_list("kv_dtypes", kv_default))
+    from .engines import resolve_kv_dtype
+
+    # "auto" (vLLM's and SGLang's default --kv-cache-dtype) is the checkpoint's own dtype
+    kv = tuple(x if engine == "llamacpp" else resolve_kv_dtype(normalise_dtype(x), model) for x in sr.string_list("kv_dtypes", kv_default))
     for i, x in enumerate(kv):
         if x not in kv_choices:
             raise FieldValueError(f"{label}: search.kv_dtypes[{i}]: expected one of {', '.join(kv_choices)}, got {x!r}")
