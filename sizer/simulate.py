@@ -234,7 +234,8 @@ def trace_arrivals(
     else:
         start = float(t[0])
         trace_rps = summary.mean_rps
-        what = f"trace {label} (a {summary.span_s / 60:.1f}-min sample, {trace_rps:.4g} req/s, inter-arrival CV {summary.interarrival_cv:.2f})"
+        cv = f", inter-arrival CV {summary.interarrival_cv:.2f}" if math.isfinite(summary.interarrival_cv) else ""
+        what = f"trace {label} (a {summary.span_text.replace(' ', '-')} sample, {trace_rps:.4g} req/s{cv})"
     scale = target_rps / trace_rps if target_rps else 1.0
     keep = t >= start
     rel = (t[keep] - start) / scale

@@ -107,10 +107,16 @@ class TraceSummary:
         """The rate's relative standard error for Poisson arrivals, 1 / sqrt(arrivals)."""
         return 1 / math.sqrt(max(self.requests - 1, 1))
 
+    @property
+    def span_text(self) -> str:
+        """The span in hours, minutes or seconds."""
+        if self.span_s >= SECONDS_PER_HOUR:
+            return f"{self.span_s / SECONDS_PER_HOUR:.1f} h"
+        return f"{self.span_s / 60:.1f} min" if self.span_s >= 60 else f"{self.span_s:.3g} s"
+
     def describe(self) -> list[str]:
         """Lines for the plan's header: what the trace is, what it gives, what was read."""
-        hours = self.span_s / SECONDS_PER_HOUR
-        span = f"{hours:.1f} h" if hours >= 1 else f"{self.span_s / 60:.1f} min"
+        span = self.span_text
         if self.kind == "daily":
             first = f"{self.path}: {self.requests:,} arrivals over {span}, a day or more: the hourly profile"
             rate = f"{min(self.profile_rps):.4g}-{max(self.profile_rps):.4g} req/s by hour of day"
@@ -183,13 +189,21 @@ def _read_frame(path: Path, label: str):
     import pandas as pd
 
     suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in (".parquet", ".feather", ".xlsx", ".xls"):
+        raise FieldValueError(f"{label}: a {suffixes[-1][1:]} file; expected CSV or JSON Lines (pandas: frame.to_csv('trace.csv', index=False))")
     try:
         if ".jsonl" in suffixes or ".ndjson" in suffixes:
             frame = pd.read_json(path, lines=True, dtype=False)
         elif ".json" in suffixes:
             frame = pd.read_json(path, dtype=False)  # a list of records
         else:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+            sep = "\t" if ".tsv" in suffixes else ","
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, sep=sep)
+            if frame.shape[1] == 1:  # one column: another delimiter (semicolons, tabs, pipes)?
+                header = str(frame.columns[0])
+                other = next((d for d in (";", "\t", "|") if d in header), None)
+                if other:
+                    frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, sep=other)
     except FileNotFoundError:
         raise InputFileError(f"{label}: file not found") from None
     except IsADirectoryError:

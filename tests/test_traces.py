@@ -226,3 +226,14 @@ def test_bare_millisecond_times_read_as_seconds_are_flagged(tmp_path):
     # epoch seconds at a low rate are not flagged: they are plainly seconds
     epoch = summarise(read_trace_file(_write(tmp_path, "e.csv", "timestamp\n1700000000\n1700100000\n1700200000\n")))
     assert epoch.warnings == ()
+
+
+def test_other_delimiters_and_formats(tmp_path):
+    """A spreadsheet's semicolons or a TSV read as well as commas; a parquet file is refused with
+    the one line that converts it."""
+    semi = read_trace_file(_write(tmp_path, "s.csv", "timestamp;prompt_tokens\n1;10\n2;20\n"))
+    assert semi.time_s.tolist() == [1.0, 2.0] and semi.prompt_tokens.tolist() == [10, 20]
+    tsv = read_trace_file(_write(tmp_path, "t.tsv", "TIMESTAMP\tContextTokens\n1\t10\n2\t20\n"))
+    assert dict(tsv.columns)["prompt"] == "ContextTokens"
+    with pytest.raises(FieldValueError, match=r"t.parquet: a parquet file; expected CSV or JSON Lines \(pandas: frame.to_csv"):
+        read_trace_file(_write(tmp_path, "t.parquet", "PAR1"))
