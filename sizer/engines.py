@@ -614,7 +614,13 @@ class VllmPolicy(EnginePolicy):
             ),
             expert_scale=self.expert_scale(model, weight_dtype, era),
             cuda_graph=graphs, detail=lambda s: terms[s][1],
-            notes=(f"vLLM {settings.version}: sampler path {release.sampler}",),
+            notes=(
+                f"vLLM {settings.version}: sampler path {release.sampler}; FlashInfer "
+                + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
+                   else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
+                + (f"; TP all-reduce fusion {'on' if release.allreduce_fusion else 'off'}" if tp > 1 else "")
+                + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else ""),
+            ),
         )
         return binding_stage(stages)
 
