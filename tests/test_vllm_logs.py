@@ -367,3 +367,23 @@ def test_auto_kv_dtype_is_the_checkpoint_dtype(catalog, tmp_path):
     p = tmp_path / "w.yaml"
     p.write_text("model: llama-3.1-8b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nsearch: {kv_dtypes: [auto, fp8]}\n")
     assert load_workload(p, catalog).search.kv_dtypes == ("bf16", "fp8")
+
+
+def test_flashinfer_installed_reaches_the_rule_from_the_workload(catalog, tmp_path):
+    # vLLM 0.11.0 with FlashInfer installed samples with it (14 B per logit), without it with the sort (38 B):
+    # Llama-3.1-8B, 1,024 rows x 128,256 vocab x 24 B = 2.94 GiB less activation with it.
+    from sizer.candidates import engine_overrides
+    from sizer.workload import load_workload
+
+    p = tmp_path / "w.yaml"
+    p.write_text('model: llama-3.1-8b\nengine_version: "0.11.0"\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\n'
+                 "memory: {flashinfer_installed: true}\n")
+    w = load_workload(p, catalog)
+    assert w.memory.flashinfer_installed is True
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+
+    def act(overrides):
+        return configuration_breakdown(model, gpu, engine="vllm", version="0.11.0", tp=1, pp=1, weight_dtype="bf16", kv="bf16",
+                                       context_tokens=8192, max_model_len=8192, overrides=overrides)[1].activation_bytes_per_gpu
+
+    assert act(EngineOverrides()) - act(engine_overrides(w)) == pytest.approx(1024 * 128256 * 24)
