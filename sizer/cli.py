@@ -303,11 +303,15 @@ def _progress_printer(option: str):
 @click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
 @click.option("--served-model-name", "served_model_name", default=None, help="The model id the launch line serves (default: the catalog's Hugging Face id, the config's _name_or_path, or its folder).")
+@click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
+              help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
+                   "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
 @_output_options
 @_catalog_option
 def explain_cmd(
     model_spec, device, tp, pp, kv_dtype, weight_dtype, quantization, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, fmt, output, catalog_dir,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, flashinfer_installed,
+    fmt, output, catalog_dir,
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule.
 
@@ -356,6 +360,7 @@ def explain_cmd(
         n_parallel=n_parallel,
         speculative_tokens=speculative_tokens,
         shared_prefix_tokens=shared_prefix_tokens,
+        flashinfer_installed=flashinfer_installed,
     )
     _warn(x.warnings)
     _emit(render_explanation(x, fmt), output)
