@@ -47,8 +47,10 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     "hbm_bandwidth_fraction": ((D,), (E,), (D, E)),
     "expert_bandwidth_fraction": ((E,), (W,), (D, E)),
     "kv_bandwidth_fraction": ((E,), (D,)),
-    "compute_fraction": ((D,), (E,), (W,), (D, E)),
-    "attention_compute_fraction": ((E,), (D,)),
+    # an engine's release changes its GEMM and attention kernels too (ROCm vLLM 0.6 against 0.4 and
+    # 0.7 on MI300X: the same device and engine a factor of several apart in prefill)
+    "compute_fraction": ((D,), (E,), (W,), (D, E), (E, V)),
+    "attention_compute_fraction": ((E,), (D,), (E, V)),
     "link_bandwidth_fraction": (),  # not fitted: FIXED below
     "link_latency_s": ((E,),),
     "step_overhead_s": ((E,), (D, E), (E, V)),
@@ -290,6 +292,10 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
     sel = prob.res_metric != "throughput"
     np.add.at(per_row_sq, prob.res_row[sel], r[sel] ** 2)
     np.add.at(per_row_n, prob.res_row[sel], 1)
+    # rows that measured throughput only (MLPerf Offline, vLLM's benchmark_throughput): their throughput residual
+    thr_only = (~sel) & (per_row_n[prob.res_row] == 0)
+    np.add.at(per_row_sq, prob.res_row[thr_only], r[thr_only] ** 2)
+    np.add.at(per_row_n, prob.res_row[thr_only], 1)
     entry_rows: dict[tuple, int] = {}
     entry_sq: dict[tuple, float] = {}
     entry_n: dict[tuple, float] = {}
@@ -427,7 +433,7 @@ def write_efficiency(
         "notes": [
             "Times are in the unit their key names (link_latency_us, step_overhead_ms, sequence_overhead_us, request_overhead_ms).",
             "For a (device, engine, weight_dtype) each factor comes from the most specific entry that gives it (sizer/efficiency.py).",
-            "rows: fit rows the entry matches; residual: their RMS log error (TPOT and TTFT). rows 0: values composed from offsets fitted on other rows.",
+            "rows: fit rows the entry matches; residual: their RMS log error (TPOT and TTFT; throughput for rows that measured only throughput). rows 0: values composed from offsets fitted on other rows.",
         ],
         "entries": entries,
     }
