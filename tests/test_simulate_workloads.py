@@ -42,10 +42,6 @@ STATED_GAPS = {
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.56, "tpot_p99": 0.47},
     ("limited-llama-3.1-70b", "H200-SXM"): {"ttft_p99": 0.31},
     ("api-llama-3.1-8b", "MI300X"): {"tpot_p99": 0.21, "ttft_p99": 0.18},
-    # the plans of the table refitted with the MI300X/MI325X measurements (issue 13)
-    ("rag-llama-3.1-70b-32k", "MI325X"): {"tpot_p99": 0.33},
-    ("chat-llama-3.1-70b", "MI300X"): {"ttft_p99": 0.18},
-    ("api-llama-3.1-8b", "MI325X"): {"tpot_p99": 0.21, "ttft_p99": 0.18},
 }
 
 
