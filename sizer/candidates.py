@@ -179,6 +179,7 @@ def engine_overrides(workload: Workload) -> EngineOverrides:
         max_num_seqs=m.max_num_seqs,
         max_num_batched_tokens=m.max_num_batched_tokens,
         n_parallel=m.n_parallel,
+        flashinfer_installed=m.flashinfer_installed,
     )
 
 

@@ -247,11 +247,14 @@ def _progress_printer(option: str):
 @click.option("--n-parallel", type=int, default=None, help="llama.cpp slots (-np).")
 @click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
+@click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
+              help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
+                   "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
 @_output_options
 @_catalog_option
 def explain_cmd(
     model_spec, device, tp, pp, kv_dtype, weight_dtype, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, fmt, output, catalog_dir,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, flashinfer_installed, fmt, output, catalog_dir,
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule."""
     catalog = load_catalog(catalog_dir)
@@ -278,6 +281,7 @@ def explain_cmd(
         n_parallel=n_parallel,
         speculative_tokens=speculative_tokens,
         shared_prefix_tokens=shared_prefix_tokens,
+        flashinfer_installed=flashinfer_installed,
     )
     _emit(render_explanation(x, fmt), output)
 

@@ -118,11 +118,14 @@ def explain_config(
     n_parallel: int | None = None,
     speculative_tokens: int = 0,
     shared_prefix_tokens: int = 0,
+    flashinfer_installed: bool | None = None,
 ) -> Explanation:
     """Memory of `model` on `gpu` at TP `tp`, PP `pp`, with the given KV and weight formats.
 
     `gpu_memory_utilization` is the engine's memory fraction (vLLM gpu_memory_utilization, SGLang
-    mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction)."""
+    mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction). `flashinfer_installed` (vLLM): whether
+    FlashInfer is installed (True in vLLM's Docker images; None: as `pip install vllm` of that release
+    leaves it, which is with FlashInfer from 0.17 on)."""
     policy = engine_policy(engine)
     requested_kv = kv_dtype
     kv_dtype = resolve_kv_dtype(kv_dtype, model) if engine != "llamacpp" else kv_dtype
@@ -161,6 +164,7 @@ def explain_config(
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
         n_parallel=n_parallel,
+        flashinfer_installed=flashinfer_installed,
     )
     eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
     m = policy.breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=eng, context_tokens=context + speculative_tokens)

@@ -108,6 +108,11 @@ class ModelArch:
     gated_mlp: bool = True  # gate/up/down (SwiGLU, GeGLU); False: fc1/fc2 (Phi-2, GPT-NeoX, StarCoder2)
     mlp_bias: bool = False
     vision_params: float = 0.0  # vision tower + projector, loaded on the first pipeline stage
+    # one image at the size that gives the most features (vision_item): pixels of one tile side,
+    # tiles per image, LM tokens per image; 0 where the config does not say
+    vision_image_size: int = 0
+    vision_item_tiles: int = 1
+    vision_item_tokens: int = 0
     published_params: float | None = None
     published_params_source: str | None = None
     notes: tuple[str, ...] = field(default=())
@@ -558,6 +563,7 @@ def arch_from_config(
         gated_mlp=gated,
         mlp_bias=bool(cfg.get("mlp_bias", False)) or not gated,
         vision_params=vision,
+        **(_vision_item(vision_raw, raw) if vision and isinstance(vision_raw, Mapping) else {}),
         published_params=published_params,
         published_params_source=published_params_source,
         notes=tuple(notes),
@@ -567,6 +573,34 @@ def arch_from_config(
 # Architectures whose MLP is two matrices (fc1, activation, fc2) with biases, not gate/up/down
 # (vLLM's PhiMLP, GPTNeoXMLP, Starcoder2MLP, GPTBigCodeMLP ...).
 _UNGATED_MLP = frozenset({"phi", "gpt_neox", "starcoder2", "gpt_bigcode", "gpt2", "gptj", "falcon", "opt", "bloom", "mpt"})
+
+
+def _vision_item(vc: Mapping[str, Any], outer: Mapping[str, Any]) -> dict[str, int]:
+    """The image vLLM's profile run feeds the vision encoder: the size with the most features
+    (each model's get_image_size_with_most_features), as tiles of image_size^2 pixels and the LM
+    tokens they become. Gemma-3: one 896^2 image, mm_tokens_per_image (256) tokens (gemma3_mm.py,
+    pan-and-scan off by default). Llama 4: max_patches (16, image_processor_config, the HF
+    processor's default) tiles plus the global one, each (image / patch)^2 x pixel_shuffle_ratio^2
+    tokens (mllama4.py get_max_num_tiles, 16:1 image). Otherwise one image_size^2 image of
+    (image / patch / spatial merge)^2 tokens (Pixtral: 1,540^2, 3,025 tokens)."""
+    image = vc.get("image_size")
+    patch = vc.get("patch_size") or 14
+    if not isinstance(image, int) or image <= 0 or not isinstance(patch, int):
+        return {}
+    kind = str(outer.get("model_type", ""))
+    tiles, side = 1, image // patch
+    if kind == "gemma3" and isinstance(outer.get("mm_tokens_per_image"), int):
+        tokens = int(outer["mm_tokens_per_image"])
+    elif kind == "llama4":
+        proc = outer.get("image_processor_config") if isinstance(outer.get("image_processor_config"), Mapping) else {}
+        tiles = int(proc.get("max_patches", 16)) + (1 if proc.get("add_global_tile", True) else 0)
+        ratio = vc.get("pixel_shuffle_ratio") or 0.5
+        tokens = tiles * int(side * side * ratio * ratio)
+    else:
+        merge = outer.get("spatial_merge_size")
+        merge = merge if isinstance(merge, int) and merge > 0 else 1
+        tokens = (side // merge) ** 2
+    return {"vision_image_size": image, "vision_item_tiles": tiles, "vision_item_tokens": tokens}
 
 
 def _vision_params(vc: Mapping[str, Any], outer: Mapping[str, Any], text_hidden: int) -> float:
@@ -602,6 +636,8 @@ def _vision_params(vc: Mapping[str, Any], outer: Mapping[str, Any], text_hidden:
     image = num("image_size")
     if vtype.startswith(("siglip", "clip")) and image:
         total += (image // patch) ** 2 * h
+    elif vtype == "llama4_vision_model" and image:
+        total += ((image // patch) ** 2 + 1) * h + h  # positional_embedding_vlm (+ class token), class_embedding
     elif vc.get("init_pos_emb_height"):
         total += num("init_pos_emb_height") * num("init_pos_emb_width") * h
     kind = str(outer.get("model_type", ""))
@@ -613,6 +649,13 @@ def _vision_params(vc: Mapping[str, Any], outer: Mapping[str, Any], text_hidden:
         total += h * merge * h + h + h * text_hidden + text_hidden * text_hidden  # patch merger, norm, linear_1, linear_2
     elif kind == "kimi_vl":
         total += 2 * h * merge + (h * merge) ** 2 + h * merge * text_hidden  # pre-norm, linear_1, linear_2
+    elif kind == "llama4":
+        # vLLM mllama4.py: Llama4VisionPixelShuffleMLP (fc1: h / ratio^2 -> projector_input_dim, fc2: -> projector_output_dim,
+        # no biases) and Llama4MultiModalProjector (vision_output_dim -> text hidden, no bias)
+        ratio = vc.get("pixel_shuffle_ratio") or 0.5
+        shuffled = int(round(h / (ratio * ratio)))
+        p_in, p_out = num("projector_input_dim", default=h), num("projector_output_dim", default=h)
+        total += shuffled * p_in + p_in * p_out + num("vision_output_dim", default=p_out) * text_hidden
     else:
         feature_layers = outer.get("vision_feature_layer")
         n = len(feature_layers) if isinstance(feature_layers, list) else 1

@@ -148,6 +148,7 @@ class MemoryPolicy:
     n_parallel: int | None = None  # llama.cpp slots
     cache_type_k: str | None = None  # llama.cpp
     cache_type_v: str | None = None  # llama.cpp
+    flashinfer_installed: bool | None = None  # vLLM: None = as `pip install vllm` of that release leaves it
     admission: AdmissionPolicy = AdmissionPolicy()
 
 
@@ -235,6 +236,7 @@ _MEMORY_KEYS = (
     "n_parallel",
     "cache_type_k",
     "cache_type_v",
+    "flashinfer_installed",
     "admission",
     "overflow_probability",
     "speculative_tokens",
@@ -400,6 +402,7 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         n_parallel=m.integer("n_parallel", None, ge=1),
         cache_type_k=m.string("cache_type_k", None, choices=LLAMACPP_CACHE_TYPES),
         cache_type_v=m.string("cache_type_v", None, choices=LLAMACPP_CACHE_TYPES),
+        flashinfer_installed=m.boolean("flashinfer_installed", None),
         admission=admission,
     )
 
