@@ -7,6 +7,7 @@ syntax, 5 unknown key, 6 wrong type, 7 bad value, 8 unknown model/device/provide
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -437,19 +438,35 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
 
 @cli.command("calibrate", short_help="Fit the efficiency factors to the measurement table's fit rows.", epilog=EXIT_CODES_HELP)
 @_catalog_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the fitted table here (default: the catalog's efficiency.json; .yaml writes YAML).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the fitted table here (default: ./efficiency.json; a name not ending in .json writes YAML).",
+)
+@click.option("--in-place", is_flag=True, default=False, help="Overwrite the catalog's own efficiency.json (what sizer reads) instead.")
+@click.option("--fitted", "fitted", default=None, help="The date recorded as `fitted` (YYYY-MM-DD; default: today).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
-def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: int) -> None:
-    """Fit the efficiency factors to the fit rows of the measurement table; write efficiency.json."""
-    from .calibrate import calibrate_shipped
+def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, fitted: str | None, max_iterations: int) -> None:
+    """Fit the efficiency factors to the fit rows of the measurement table, from a fixed prior.
 
-    catalog = load_catalog(catalog_dir)
-    result, _ = calibrate_shipped(catalog, output=output, max_iterations=max_iterations, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True))
+    Writes ./efficiency.json unless --output or --in-place says otherwise; two runs on the same rows
+    (and --fitted date) write the same bytes."""
+    from .calibrate import calibrate_shipped
     from .efficiency import efficiency_path
 
-    target = output or str(efficiency_path(catalog.root).with_suffix(".json"))
+    if output and in_place:
+        raise click.UsageError("give --output or --in-place, not both")
+    catalog = load_catalog(catalog_dir)
+    if fitted is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", fitted):
+        raise click.BadParameter(f"expected a date YYYY-MM-DD, got {fitted!r}", param_hint="--fitted")
+    target = str(efficiency_path(catalog.root).with_suffix(".json")) if in_place else (output or "efficiency.json")
+    result, _ = calibrate_shipped(
+        catalog, output=target, max_iterations=max_iterations, fitted=fitted, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True)
+    )
     rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
-    click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations; RMS log error {rms}; wrote {target}")
+    click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations from the fixed prior; RMS log error {rms}; wrote {target}")
 
 
 @cli.command("simulate", short_help="Run the plan request by request; PASS or FAIL on its SLO.", epilog=EXIT_CODES_HELP)

@@ -332,7 +332,7 @@ class Workload:
 
 
 _TOP_KEYS = ("name", "description", "model", "served_model_name", "engine", "engine_version", "traffic", "slo", "memory", "search", "constraints", "pricing")
-_TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "profile", "trace")
+_TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "dataset", "profile", "trace")
 _LENGTH_KEYS = (*PERCENTILE_KEYS, "max")
 _SLO_KEYS = ("ttft_s", "tpot_s")
 # Each engine's own name for the share of GPU memory it may use (vLLM --gpu-memory-utilization,
@@ -483,7 +483,7 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
 
     t = f.sub("traffic", default_empty=False)
     t.check_keys(_TRAFFIC_KEYS)
-    traffic = _traffic(t, base_dir)
+    traffic = _traffic(t, base_dir, catalog.root)
 
     s = f.sub("slo")
     s.check_keys(_SLO_KEYS)
@@ -626,10 +626,11 @@ def _trace(t: Fields, base_dir: Path) -> tuple[TraceSummary, Path, str | None]:
     return summarise(read_trace_file(trace_path, label, time_unit=unit), path_label=spec), trace_path, unit
 
 
-def _traffic(t: Fields, base_dir: Path) -> Traffic:
+def _traffic(t: Fields, base_dir: Path, catalog_root: Path | None = None) -> Traffic:
     """traffic: a steady rate, or a daily profile (traffic.profile or a trace of a day or more)
     whose peak hour is the rate, or a trace shorter than a day (a sample: its mean rate, or
-    requests_per_s when given); lengths from the file, or from the trace's columns."""
+    requests_per_s when given); lengths from the file, from the trace's columns, or from a named
+    dataset (traffic.dataset, catalogs/datasets.yaml), in that order of precedence per length."""
     if t.has("profile") and t.has("trace"):
         raise t.fail_value("trace", "give traffic.profile or traffic.trace, not both")
     profile: tuple[float, ...] = ()
@@ -663,6 +664,13 @@ def _traffic(t: Fields, base_dir: Path) -> Traffic:
         rate = summary.mean_rps  # a sample: its mean rate
     else:
         rate = t.number("requests_per_s", gt=0)
+    if t.has("dataset"):
+        from .datasets import dataset
+
+        named = dataset(t.string("dataset"), catalog_root, where=f"{t.file}: traffic.dataset: ")
+        for key, dist in (("prompt_tokens", named.prompt), ("output_tokens", named.output)):
+            if key not in lengths and not t.has(key):
+                lengths[key] = dist
     return Traffic(
         requests_per_s=rate,
         prompt_tokens=lengths.get("prompt_tokens") or _length(t, "prompt_tokens"),
