@@ -88,6 +88,9 @@ SAME_ARCHITECTURE = {
     "nvidia/llama-3.3-70b-instruct-fp8": "llama-3.1-70b",
     "nvidia/llama-3.3-70b-instruct-fp4": "llama-3.1-70b",
     "meta-llama/llama-3.1-8b-instruct": "llama-3.1-8b",
+    # AMD's FP8 checkpoints with an FP8 KV-cache scale (Quark), as AMD's ROCm vLLM tables name them
+    "amd/llama-3.1-70b-instruct-fp8-kv": "llama-3.1-70b",
+    "amd/llama-3.1-405b-instruct-fp8-kv": "llama-3.1-405b",
 }
 
 # Architectures the step-time model does not describe, and why.
