@@ -110,6 +110,48 @@ ENGINES = ("vllm", "sglang", "trtllm")
 #   sglang: --kv-cache-dtype auto = the model dtype (bf16).
 DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8"}, "vllm": {}, "sglang": {}}
 
+# Launch flags of the harness that measured a row, where the row does not record them. The
+# aiconfigurator rows whose silicon_data_source is a dated export (source_file=YYYY-MM-DD.csv) or
+# the database dump (db-dump/...) are InferenceX runs (their images, models and config ids are
+# InferenceX's), launched by SemiAnalysisAI/InferenceX benchmarks/single_node/fixed_seq_len/*.sh
+# (read @843c6254ff69b567f772f6a5fd97675af3d04431; the retired models' scripts under deprecated/).
+# Those scripts set an FP8 KV cache on Blackwell (vLLM --kv-cache-dtype fp8, SGLang
+# --kv-cache-dtype fp8_e4m3) and, in some, the prompt-token budget per step; the engines'
+# defaults (DEFAULT_KV: bf16) would halve the KV pool and double the KV reads of those rows.
+# Only unconditional flags are taken (a flag a script sets in one branch of ISL/TP only is not).
+# Single-node aggregated rows only: the multi-node (disaggregated) recipes are not read here.
+INFERENCEX_SOURCE = re.compile(r"db-dump/|source_file=20\d\d-\d\d-\d\d\.csv")
+HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...], dict], ...] = (
+    # (model ids, systems, engine, precisions, flags); max_num_batched_tokens "2isl" = 2 x ISL
+    # dsr1_fp8_b200.sh, dsr1_fp4_b200.sh, dsr1_fp8_b300.sh, dsr1_fp4_b300.sh: --kv-cache-dtype fp8_e4m3
+    (("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8"}),
+    # dsr1_fp8_h200.sh: --chunked-prefill-size 32768 in both branches, KV in the model dtype
+    (("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), ("h200_sxm",), "sglang", ("fp8",), {"max_num_batched_tokens": 32768}),
+    # deprecated/glm5_fp8_b200.sh, glm5_fp8_b300.sh, glm5_fp4_b200.sh: fp8_e4m3 KV, --chunked-prefill-size 32768
+    (("zhipuai/glm-5",), ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": 32768}),
+    # deprecated/minimaxm2.5_fp{8,4}_b{200,300}.sh: --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2))
+    (("minimaxai/minimax-m2.5",), ("b200_sxm", "b300_sxm"), "vllm", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": "2isl"}),
+    # deprecated/minimaxm2.5_fp8_h200.sh: --kv-cache-dtype fp8 (its token budget depends on the branch)
+    (("minimaxai/minimax-m2.5",), ("h200_sxm",), "vllm", ("fp8",), {"kv_dtype": "fp8"}),
+    # deprecated/kimik2.5_fp4_b200.sh, kimik2.5_fp4_b300.sh: --kv-cache-dtype fp8 (the INT4 scripts keep the default)
+    (("moonshotai/kimi-k2.5",), ("b200_sxm", "b300_sxm"), "vllm", ("fp4",), {"kv_dtype": "fp8"}),
+)
+
+
+def harness_flags(row: "MeasuredRow") -> dict:
+    """The launch flags the row's harness set and the row does not record (HARNESS_FLAGS)."""
+    if row.mode != "agg" or not INFERENCEX_SOURCE.search(row.source or ""):
+        return {}
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    for models, systems, engine, precisions, flags in HARNESS_FLAGS:
+        if model in models and system in systems and row.engine == engine and row.precision in precisions:
+            out = dict(flags)
+            if out.get("max_num_batched_tokens") == "2isl":
+                out["max_num_batched_tokens"] = 2 * row.isl
+            return out
+    return {}
+
+
 # Measurement precision -> weight format (the model's own checkpoint format when it is that precision).
 PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4", "int4": "int4", "bf16": "bf16", "fp16": "fp16", "nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
@@ -563,7 +605,12 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         return Skipped(row=row, reason=f"precision {row.precision!r} not modelled (expected one of {', '.join(PRECISIONS)})")
     if wd in ("nvfp4",) and not gpu.supports("fp4"):
         return Skipped(row=row, reason=f"precision fp4 on {gpu.name}, which has no FP4 tensor cores in the catalog")
-    kv = row.kv_dtype or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
+    harness = harness_flags(row)
+    if harness.get("max_num_batched_tokens") and not row.max_num_batched_tokens:
+        from dataclasses import replace as _replace
+
+        row = _replace(row, max_num_batched_tokens=float(harness["max_num_batched_tokens"]))
+    kv = row.kv_dtype or harness.get("kv_dtype") or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
     if row.mode == "disagg":
         if row.prefill is None or row.decode is None:
             return Skipped(
