@@ -138,18 +138,39 @@ HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...
 )
 
 
+# InferenceX's client draws every request's prompt and output length uniformly from
+# [int(0.8 L), L] (utils/bench_serving/benchmark_serving.py sample_uniform: randint(int(L x
+# range_ratio), L + 1), RANDOM_RANGE_RATIO 0.8 in .github/workflows/benchmark-tmpl.yml and
+# benchmark-multinode-tmpl.yml): its "1024x1024" rows ran prompts and outputs of 819-1024 tokens,
+# 922 on average, not 1024.
+INFERENCEX_RANGE_RATIO = 0.8
+
+
 def harness_flags(row: "MeasuredRow") -> dict:
-    """The launch flags the row's harness set and the row does not record (HARNESS_FLAGS)."""
-    if row.mode != "agg" or not INFERENCEX_SOURCE.search(row.source or ""):
+    """The conditions the row's harness set and the row does not record: InferenceX's length
+    range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS,
+    aggregated rows)."""
+    if not INFERENCEX_SOURCE.search(row.source or ""):
         return {}
+    out: dict = {"range_ratio": INFERENCEX_RANGE_RATIO}
+    if row.mode != "agg":
+        return out
     model, system = row.model_id.strip().lower(), row.system.strip().lower()
     for models, systems, engine, precisions, flags in HARNESS_FLAGS:
         if model in models and system in systems and row.engine == engine and row.precision in precisions:
-            out = dict(flags)
+            out.update(flags)
             if out.get("max_num_batched_tokens") == "2isl":
                 out["max_num_batched_tokens"] = 2 * row.isl
-            return out
-    return {}
+            break
+    return out
+
+
+def _uniform_lengths(length: float, ratio: float):
+    """Lengths drawn uniformly from [ratio x length, length] (a quantile table: linear between)."""
+    from .datasets import make_empirical
+
+    lo = float(int(length * ratio))
+    return make_empirical(((0.0, lo), (50.0, (lo + length) / 2), (100.0, float(length))))
 
 
 # Measurement precision -> weight format (the model's own checkpoint format when it is that precision).
@@ -595,6 +616,9 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         per_request = row.measured_output_tokens_per_request
         if per_request:
             output = output.scaled_to_mean(per_request)  # the tokens this run generated per request
+    ratio = harness_flags(row).get("range_ratio")
+    if ratio and not row.dataset:
+        prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)
     device = SYSTEMS.get(row.system.lower(), row.system)
     try:
         gpu = catalog.gpu(device)
