@@ -53,8 +53,12 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     "kv_bandwidth_fraction": ((E,), (D,)),
     # an engine's release changes its GEMM and attention kernels too (ROCm vLLM 0.6 against 0.4 and
     # 0.7 on MI300X: the same device and engine a factor of several apart in prefill)
-    "compute_fraction": ((D,), (E,), (W,), (D, E), (E, V), (D, E, V)),
-    "attention_compute_fraction": ((E,), (D,), (E, V), (D, E, V)),
+    # (A,), (W, A): a dense model's GEMMs are a few large matrices; an MoE's are grouped GEMMs over
+    # experts that each see a fraction of the step's tokens (and MLA's attention runs other kernels):
+    # one GEMM efficiency for both made the fit trade dense prefill against MoE prefill (Llama-3.1-70B
+    # TTFT 40-80 % high on every engine and device while the MoE rows sat at their median)
+    "compute_fraction": ((D,), (E,), (W,), (A,), (W, A), (D, E), (E, V), (D, E, V)),
+    "attention_compute_fraction": ((E,), (D,), (A,), (E, V), (D, E, V)),
     "link_bandwidth_fraction": (),  # not fitted: FIXED below
     "link_latency_s": ((E,),),
     "step_overhead_s": ((E,), (D, E), (E, V), (D, E, V)),
