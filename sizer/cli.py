@@ -84,7 +84,13 @@ def _plot_option(what: str):
 @click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, help="Also write the integer program (LP format) to this file.")
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
-def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
+@click.option(
+    "--confidence",
+    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+    default=None,
+    help="Size every pool so its SLOs hold at this quantile of the latency model's error for its device (0 < Q < 1; default: the workload's slo.confidence, else 0.5, the model's own estimate).",
+)
+def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None, confidence: float | None) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
     if plot_path:
         from .plots import check_plot_path
@@ -92,6 +98,10 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
         check_plot_path(plot_path)
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
+    if confidence is not None:
+        from dataclasses import replace
+
+        w = replace(w, slo=replace(w.slo, confidence=confidence))
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path)
     if plot_path:
         from .plots import plot_memory
@@ -279,18 +289,26 @@ def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None) -> None:
     help="Your own results, in the column format of aiconfigurator's silicon_sample.csv (default: the shipped table, split into fit and score rows).",
 )
 @click.option("--rows", type=click.Choice(["all", "score", "fit", "none"]), default="all", show_default=True, help="Which rows to list one by one (table format).")
+@click.option("--write-residuals", is_flag=True, help="Also store the scoring rows' errors in the catalog's residuals.json (what sizer solve's error bands read).")
 @_output_options
 @_catalog_option
-def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
+def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: bool, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
     """The latency model against measured TTFT, TPOT and throughput: per row and its error."""
     from .measurements import read_csv
     from .validate import render_table, to_json, validate_rows, validate_shipped
 
     catalog = load_catalog(catalog_dir)
+    if write_residuals:
+        from .evidence import write_residuals as store
+
+        table, target = store(catalog)
+        click.echo(f"wrote {target}: {len(table):,} scoring rows' errors", err=True)
     if measurements_file is None:
         report = validate_shipped(catalog)
     else:
-        report = validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file))
+        from .validate import with_coverage
+
+        report = with_coverage(validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file)), catalog)
     if fmt == "json":
         _emit(to_json(report), output)
     elif fmt == "csv":
@@ -318,6 +336,11 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
     target = output or str(efficiency_path(catalog.root).with_suffix(".json"))
     rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
     click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations; RMS log error {rms}; wrote {target}")
+    if output is None:  # the catalog's own table changed: its scoring rows' errors with it
+        from .evidence import write_residuals
+
+        table, where = write_residuals(catalog)
+        click.echo(f"wrote {where}: {len(table):,} scoring rows' errors under the new factors")
 
 
 @cli.command("simulate")

@@ -123,6 +123,7 @@ class Deployment:
     reserved_price: Price | None = None
     instance_gpus: int = 1  # GPUs per rented instance of the hourly (or reserved) offer
     kv_headroom_fraction: float = 0.0  # 1 - p99 running batch / sequences the pool admits, at the load
+    evidence: object | None = None  # evidence.DeploymentEvidence: rows behind it, error bands (sizer solve)
 
     @property
     def gpus(self) -> int:
@@ -211,6 +212,7 @@ class Plan:
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
     options_in_program: int = 0
     problem: FleetProblem | None = field(default=None, repr=False, compare=False)
+    assessment: object | None = None  # evidence.PlanAssessment: cost band, confidence, p50 sizing (sizer solve)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1164,9 +1166,11 @@ def solve(
     prune), except when the whole program is written out (`lp_path`)."""
     from .candidates import evaluate_candidates
 
+    from .evidence import assess
+
     check_context(workload)
     evaluated = evaluate_candidates(workload, catalog, prune=lp_path is None)
-    return plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path)
+    return assess(plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path), catalog)
 
 
 def check_context(workload: Workload) -> None:

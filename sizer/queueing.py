@@ -98,6 +98,11 @@ class Limits:
     max_concurrency: np.ndarray  # sequences the KV pool holds at the percentile context
     max_num_seqs: np.ndarray
     max_num_batched_tokens: np.ndarray
+    # Per candidate, the factor the SLO checks multiply the predicted TTFT / TPOT by before
+    # holding them against the bounds (a model error the plan must absorb: sizer/evidence.py);
+    # None = 1 (the prediction as it is).
+    ttft_scale: np.ndarray | None = None
+    tpot_scale: np.ndarray | None = None
 
 
 
@@ -554,10 +559,12 @@ def violations(point: LoadPoint, demand: Demand, limits: Limits) -> dict[str, np
         "ttft": np.zeros(point.rate_rps.shape, dtype=bool),
         "tpot": np.zeros(point.rate_rps.shape, dtype=bool),
     }
+    ttft_k = 1.0 if limits.ttft_scale is None else limits.ttft_scale
+    tpot_k = 1.0 if limits.tpot_scale is None else limits.tpot_scale
     for key, bound in demand.ttft_s:
-        out["ttft"] |= point.ttft_s[key] > bound
+        out["ttft"] |= point.ttft_s[key] * ttft_k > bound
     for key, bound in demand.tpot_s:
-        out["tpot"] |= point.tpot_s[key] > bound
+        out["tpot"] |= point.tpot_s[key] * tpot_k > bound
     return out
 
 
@@ -591,10 +598,12 @@ def _excess(point: LoadPoint, demand: Demand, limits: Limits) -> np.ndarray:
       up to saturation (where log(measure / bound) is flat at low rates and steep near it)."""
     occupancy = np.maximum(point.running_tail / np.maximum(limits.max_concurrency, 1e-9), point.running_tail / np.maximum(limits.max_num_seqs, 1e-9))
     latency = np.zeros(point.rate_rps.shape)
+    ttft_k = 1.0 if limits.ttft_scale is None else limits.ttft_scale
+    tpot_k = 1.0 if limits.tpot_scale is None else limits.tpot_scale
     for key, bound in demand.ttft_s:
-        latency = np.maximum(latency, point.ttft_s[key] / bound)
+        latency = np.maximum(latency, point.ttft_s[key] * ttft_k / bound)
     for key, bound in demand.tpot_s:
-        latency = np.maximum(latency, point.tpot_s[key] / bound)
+        latency = np.maximum(latency, point.tpot_s[key] * tpot_k / bound)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.maximum(occupancy - 1.0, 1.0 - 1.0 / latency)
     return np.where(np.isfinite(out), np.where(point.stable, out, np.maximum(out, 1.0)), 1.0)
@@ -621,7 +630,13 @@ def _scatter(point: LoadPoint | None, idx: np.ndarray, n: int, demand: Demand) -
 
 
 def _take_limits(limits: Limits, idx: np.ndarray) -> Limits:
-    return Limits(max_concurrency=limits.max_concurrency[idx], max_num_seqs=limits.max_num_seqs[idx], max_num_batched_tokens=limits.max_num_batched_tokens[idx])
+    return Limits(
+        max_concurrency=limits.max_concurrency[idx],
+        max_num_seqs=limits.max_num_seqs[idx],
+        max_num_batched_tokens=limits.max_num_batched_tokens[idx],
+        ttft_scale=None if limits.ttft_scale is None else limits.ttft_scale[idx],
+        tpot_scale=None if limits.tpot_scale is None else limits.tpot_scale[idx],
+    )
 
 
 def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_rps: np.ndarray) -> np.ndarray:
@@ -645,11 +660,13 @@ def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_
     cap = np.minimum(limits.max_concurrency, limits.max_num_seqs).astype(float)
     n_cap = (((-z + np.sqrt(z * z + 4 * np.maximum(cap, 0.0))) / 2) ** 2)[:, None]  # tail N + z sqrt(N) = cap
     tpot_bound = min((b for _, b in demand.tpot_s), default=np.inf)
+    if limits.tpot_scale is not None and np.isfinite(tpot_bound):
+        tpot_bound = (tpot_bound / np.asarray(limits.tpot_scale, dtype=float))[:, None]  # per candidate
 
     def holds(rate: np.ndarray) -> np.ndarray:  # rate (C, G) -> (C, G)
         t = column.lumpy_step(np.maximum(n_cap, 1.0), ctx, rate, mean_p, budget - n_cap, prompt_parts=parts_c)[0]
         ok = rate * mean_o * t <= n_cap
-        if np.isfinite(tpot_bound):
+        if np.all(np.isfinite(tpot_bound)):
             n_b = rate * mean_o * tpot_bound
             ok &= column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b, prompt_parts=parts_c)[0] <= tpot_bound
         return ok
