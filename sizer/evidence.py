@@ -831,7 +831,7 @@ def resize(plan, ratios: dict[tuple[int, int], float], options: list) -> Resized
 
     solution = run_program(build_program(problem, tuple(scaled)), plan.time_limit_s or None)
     if solution is None:
-        return Resized(cost_usd_per_hour=None, gpus=None, reason="the purchasing constraints cannot be met at these rates")
+        return Resized(cost_usd_per_hour=None, gpus=None, reason="the purchasing constraints cannot be met at the band's rates")
     gpus = max(sum(p.running[h] * p.option.gpus for p in solution.pools) for h in range(problem.hours))
     return Resized(cost_usd_per_hour=solution.cost_usd_per_horizon / problem.hours, gpus=gpus)
 
@@ -894,16 +894,16 @@ def assess(plan, catalog, *, baseline: bool = True):
             options.append(o)
             index[i] = len(options) - 1
 
-    def plan_at(rates) -> Resized | None:
+    def plan_at(rates, end: str = "") -> Resized | None:
         if options is None or any(rates[i] is None for i in range(k_plan)):
             return None
         dead = [rows[i].candidate.config.label() for i in range(k_plan) if rates[i] <= 0]
         if dead:
-            return Resized(cost_usd_per_hour=None, gpus=None, reason=f"at that end of the model's error {', '.join(dead)} meets the SLOs at no load")
+            return Resized(cost_usd_per_hour=None, gpus=None, reason=f"at the model's {end} error {', '.join(dead)} misses the SLOs even at a trickle of load")
         ratios = {(index[i], _deployment_workload(plan, d)[0]): rates[i] / d.candidate.max_rate_rps for i, d in enumerate(plan.deployments)}
         return resize(plan, ratios, options)
 
-    cost_p10, cost_p90 = plan_at(rate_hi), plan_at(rate_lo)
+    cost_p10, cost_p90 = plan_at(rate_hi, "p10"), plan_at(rate_lo, "p90")
     at_p50_plan = plan_at(rate_p50) if p50_differs else None
 
     # alternatives: each a single-configuration plan of its own

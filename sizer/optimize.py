@@ -1170,7 +1170,13 @@ def solve(
 
     check_context(workload)
     evaluated = evaluate_candidates(workload, catalog, prune=lp_path is None)
-    return assess(plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path), catalog)
+    try:
+        return assess(plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path), catalog)
+    except InfeasibleError as exc:
+        q = workload.slo.confidence
+        if q == 0.5:
+            raise
+        raise InfeasibleError(f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error]", exc.reasons) from None
 
 
 def check_context(workload: Workload) -> None:

@@ -453,9 +453,12 @@ def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
     lines = []
     lo, hi = data["cost_usd_per_hour_p10"], data["cost_usd_per_hour_p90"]
     n = data["error_model"]["scoring_rows"]
-    dear = f"${hi:,.2f}/hour, {data['gpus_p90']} GPUs" if hi is not None else f"not bounded ({data['cost_band_note']})"
-    cheap = f"${lo:,.2f}/hour, {data['gpus_p10']} GPUs" if lo is not None else "-"
-    lines.append(f"BAND      80 % band of the cost: {cheap} to {dear}: the model's p10-p90 error on {n:,} held-out measured rows (evidence per row below)")
+    if n:
+        dear = f"${hi:,.2f}/hour ({data['gpus_p90']} GPUs)" if hi is not None else f"no plan ({data['cost_band_note']})"
+        cheap = f"${lo:,.2f}/hour ({data['gpus_p10']} GPUs)" if lo is not None else "-"
+        lines.append(f"BAND      80 % band of the cost {cheap} to {dear}: the model's p10-p90 error on {n:,} held-out measured rows; per deployment: p10-p90 req/s")
+    else:
+        lines.append("BAND      none: the catalog has no scoring measurement rows to take the model's error from")
     c = data["confidence_cost"]
     if c is not None:
         if c["baseline_gpus"] is None:
@@ -468,12 +471,15 @@ def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
             )
     p = data["at_p50"]
     if p is not None and p["gpus"]:
-        pct = ", ".join(sorted({k for k, _ in (*plan.workload.slo.ttft_s, *plan.workload.slo.tpot_s)}))
-        lines.append(
-            f"SIZING    on the {pct} TTFT/TPOT under Poisson arrivals: the conservative figure. With the same bounds on the median "
-            f"(as sizers on means at a fixed batch, NVIDIA's aiconfigurator among them, do) {p['gpus']} GPUs, ${p['cost_usd_per_hour']:,.2f}/h: "
-            f"this plan takes {p['p99_extra_gpus_fraction'] * 100:+.0f} % GPUs for its tail"
-        )
+        pct = "/".join(sorted({k for k, _ in (*plan.workload.slo.ttft_s, *plan.workload.slo.tpot_s)}))
+        head = f"SIZING    on {pct} TTFT and TPOT under Poisson arrivals, the conservative figure"
+        if p["gpus"] == data["gpus"] and p["cost_usd_per_hour"] == data["cost_usd_per_hour"]:
+            lines.append(f"{head}; with the same bounds on the median the plan is the same (what binds is not the latency tail)")
+        else:
+            lines.append(
+                f"{head}: with the same bounds on the median (as sizers on means at a fixed batch do, NVIDIA's aiconfigurator among them) "
+                f"{p['gpus']} GPUs, ${p['cost_usd_per_hour']:,.2f}/h; this plan takes {p['p99_extra_gpus_fraction'] * 100:+.0f} % GPUs for the tail"
+            )
     return lines
 
 
