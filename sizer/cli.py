@@ -86,12 +86,16 @@ def _plot_option(what: str):
 @_plot_option("the per-GPU memory of the plan's deployments")
 @click.option(
     "--confidence",
-    type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+    type=float,
     default=None,
     help="Size every pool so its SLOs hold at this quantile of the latency model's error for its device (0 < Q < 1; default: the workload's slo.confidence, else 0.5, the model's own estimate).",
 )
 def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None, confidence: float | None) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
+    if confidence is not None and not 0 < confidence < 1:
+        from .errors import FieldValueError
+
+        raise FieldValueError(f"--confidence: expected a number between 0 and 1 (0 < Q < 1), got {confidence:g}")
     if plot_path:
         from .plots import check_plot_path
 

@@ -235,8 +235,10 @@ def test_a_plan_at_confidence_0_9_says_what_it_costs(root, chat):
 
 
 def test_bad_confidence_is_one_clear_line(root, tmp_path):
-    run = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--confidence", "1.5")
-    assert run.returncode == 2 and "--confidence" in run.stderr and "Traceback" not in run.stderr
+    for bad_q in ("1.5", "0", "-0.2", "nan"):
+        run = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--confidence", bad_q)
+        assert run.returncode == 7, (bad_q, run.stderr)
+        assert run.stderr.startswith("error: --confidence: expected a number between 0 and 1") and run.stderr.count("\n") == 1
     text = (root / "workloads" / "chat-llama-3.1-70b.yaml").read_text().replace("slo:\n", "slo:\n  confidence: 1\n", 1)
     bad = tmp_path / "w.yaml"
     bad.write_text(text)
