@@ -521,13 +521,6 @@ class Evidence:
     ttft_median_ape: float | None
     throughput_median_ape: float | None
 
-    @property
-    def short(self) -> str:
-        """The table's one-column summary: where the speed comes from and how many rows back it."""
-        if self.basis == BASIS_LABEL["measured"]:
-            return f"{self.device_engine_rows} rows" if self.device_engine_rows else f"{self.device_rows} rows, other engine"
-        return "datasheet"
-
     def as_dict(self) -> dict:
         return {
             "basis": self.basis,

@@ -185,9 +185,22 @@ def deployment_evidence_fields(x) -> dict[str, Any]:
         "cost_usd_per_hour_p10": _r_opt(x.cost_usd_per_hour_p10, _MONEY_DIGITS),
         "cost_usd_per_hour_p90": _r_opt(x.cost_usd_per_hour_p90, _MONEY_DIGITS),
         "confidence_factors": {"tpot": _r(x.confidence_factors[0], 6), "ttft": _r(x.confidence_factors[1], 6)},
-        "evidence_short": x.evidence.short,
-        "max_rate_band": None if x.max_rate_rps_p10 is None else f"{x.max_rate_rps_p10:.2f}-{x.max_rate_rps_p90:.2f}",
     }
+
+
+def _with_evidence_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Deployment rows with the table's two evidence cells (not JSON keys): the band of the
+    largest rate, and where the device's speed comes from (evidence.Evidence.short)."""
+    out = []
+    for r in rows:
+        e = r.get("evidence")
+        if e is None:
+            out.append(r)
+            continue
+        lo, hi = r["max_rate_rps_per_replica_p10"], r["max_rate_rps_per_replica_p90"]
+        short = "datasheet" if e["basis"] != "measured" else (f"{e['device_engine_rows']} rows" if e["device_engine_rows"] else f"{e['device_rows']} rows, other engine")
+        out.append({**r, "max_rate_band": None if lo is None else f"{lo:.2f}-{hi:.2f}", "evidence_short": short})
+    return out
 
 
 def plan_assessment_fields(plan: Plan) -> dict[str, Any]:
@@ -488,7 +501,7 @@ def plan_table(plan: Plan) -> str:
     out = io.StringIO()
     out.write("\n".join(_plan_header(plan, data)) + "\n\n")
     out.write("\n".join(_plan_summary(plan, data)) + "\n")
-    out.write(text_table(data["deployments"], _plan_columns(plan)) + "\n")
+    out.write(text_table(_with_evidence_cells(data["deployments"]), _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
     for d in data["deployments"]:
         out.write(f"launch    {d['launch_command']}\n")
@@ -500,7 +513,7 @@ def plan_table(plan: Plan) -> str:
         out.write("\nSCHEDULE\n" + text_table(data["schedule"], _SCHEDULE_COLUMNS))
     if data["alternatives"]:
         out.write("\nBEST ON OTHER DEVICES\n")
-        out.write(text_table(data["alternatives"], _plan_columns(plan)))
+        out.write(text_table(_with_evidence_cells(data["alternatives"]), _plan_columns(plan)))
     if data["rejected"]:
         out.write("\nREJECTED\n")
         for r in data["rejected"]:
@@ -514,7 +527,7 @@ def plan_markdown(plan: Plan) -> str:
     out.write(f"# sizer plan: {data['workload']['name']}\n\n")
     for line in _plan_header(plan, data) + [""] + _plan_summary(plan, data):
         out.write(f"    {line}\n" if line else "\n")
-    out.write("\n## Plan\n\n" + markdown_table(data["deployments"], _plan_columns(plan)))
+    out.write("\n## Plan\n\n" + markdown_table(_with_evidence_cells(data["deployments"]), _plan_columns(plan)))
     out.write(f"\n{plan.why}\n")
     out.write("\n```\n" + "\n".join(d["launch_command"] for d in data["deployments"]) + "\n```\n")
     for title, key, cols in (
@@ -524,7 +537,7 @@ def plan_markdown(plan: Plan) -> str:
         ("Best on other devices", "alternatives", _plan_columns(plan)),
     ):
         if data[key]:
-            out.write(f"\n## {title}\n\n" + markdown_table(data[key], cols))
+            out.write(f"\n## {title}\n\n" + markdown_table(_with_evidence_cells(data[key]) if key == "alternatives" else data[key], cols))
     if data["rejected"]:
         out.write("\n## Rejected\n\n" + markdown_table(data["rejected"], [("device", "device", ""), ("reason", "reason", "")]))
     return out.getvalue()

@@ -132,7 +132,6 @@ def test_evidence_names_the_nearest_group_with_rows():
     assert (other_engine.device_engine_rows, other_engine.group) == (0, "device")
     c = evidence_of(m, "C", "vllm", "global")
     assert (c.basis, c.device_rows, c.group, c.group_rows) == ("datasheet x global factors", 0, "family", 7)
-    assert c.short == "datasheet"
 
 
 def test_leave_one_configuration_out_coverage_is_honest_on_a_known_distribution():
