@@ -38,6 +38,13 @@ wider pooled errors of its parents; a large one on its own. Quantiles are of tha
 distribution: the smallest residual whose cumulative weight reaches the probability
 (weighted_quantile).
 
+A device and engine with no row at all is a group never seen: its bias is unknown. Its
+distribution is then, per level, the rows' within-group errors (each less its device+engine
+group's median) about the level's mean group bias, each group alike, mixed over the levels as
+above and spread by a normal of sd = sd(group medians) x sqrt(1 + 1/G), the predictive spread of
+one more of G groups (normal_mixture_quantile). Left one device out at a time, bands built this
+way cover 78 % of the device's rows; the plain pooled errors covered 68 %.
+
 Bands. The 80 % band of a figure predicted as x is [x exp(q_0.1), x exp(q_0.9)] of its metric's
 distribution. On a deployment's largest rate the errors act as a time stretch: the replica's steps
 take k = exp(q(e_tpot)) as long as predicted (TPOT at a given running batch is off by exactly the
@@ -46,9 +53,15 @@ search with every step time x k and the TTFT bound held against TTFT x k_f / k (
 scales). The low end of the rate (p10) takes both errors at their 0.9 quantile, the high end (p90)
 at 0.1; taking the two metrics at the same quantile treats their errors as moving together.
 
+Confidence. A plan at confidence q holds its SLOs under the same stretch at the q quantile
+(confidence_factors): 1 at q = 0.5 (the model's own estimate), never below 1 above it, never above
+1 below it.
+
 Coverage. validate's interval_coverage is the share of scoring-row figures (a row's TPOT, TTFT and
 throughput each count once) inside the 80 % band built without the row's own configuration
-(leave one configuration out: the band never sees the sweep it is scored on).
+(leave one configuration out: the band never sees the sweep it is scored on), and for devices
+with no rows of their own, each device's rows under global factors against a band built without
+that device (held_out_coverage).
 """
 
 from __future__ import annotations
@@ -57,8 +70,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
