@@ -579,14 +579,29 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str) -> Evid
     )
 
 
+def _nearness(d: Distribution | None) -> int:
+    """How specific a distribution's nearest level is (0: device+engine; larger: further)."""
+    return LEVELS.index(d.levels[0].name) if d is not None and d.levels else len(LEVELS)
+
+
 def error_factors(model: ErrorModel, device: str, engine: str, basis: str, p: float) -> tuple[float, float] | None:
     """(k_tpot, k_ttft) = exp(p quantile of the log error of TPOT, of TTFT): the step time and the
-    TTFT are k times the predicted ones at that quantile. None when no row measures either."""
-    qt = model.quantile(device, engine, basis, "tpot", p)
+    TTFT are k times the predicted ones at that quantile. The step's error comes from output
+    throughput instead where its rows are nearer the device than TPOT's (throughput-only rows,
+    such as MLPerf Offline's): a step k times as long gives 1/k the throughput, so k =
+    exp(-(1 - p) quantile of the throughput error). None when no row measures any."""
+    dt = model.distribution(device, engine, basis, "tpot")
+    dr = model.distribution(device, engine, basis, "throughput")
+    if dr is not None and _nearness(dr) < _nearness(dt):
+        k = math.exp(-model.quantile(device, engine, basis, "throughput", 1.0 - p))
+    elif dt is not None:
+        k = math.exp(model.quantile(device, engine, basis, "tpot", p))
+    else:
+        k = None
     qf = model.quantile(device, engine, basis, "ttft", p)
-    if qt is None and qf is None:
+    if k is None and qf is None:
         return None
-    return (math.exp(qt) if qt is not None else 1.0, math.exp(qf) if qf is not None else 1.0)
+    return (k if k is not None else 1.0, math.exp(qf) if qf is not None else 1.0)
 
 
 def confidence_factors(model: ErrorModel, device: str, engine: str, basis: str, q: float) -> tuple[float, float]:

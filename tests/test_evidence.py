@@ -104,6 +104,29 @@ def test_a_group_without_rows_takes_within_group_errors_about_the_level_bias_spr
     assert d.quantile(0.9) - d.quantile(0.1) > m.quantile("A", "vllm", "global", "tpot", 0.9) - m.quantile("A", "vllm", "global", "tpot", 0.1)
 
 
+def test_a_device_measured_for_throughput_alone_takes_its_step_error_from_throughput():
+    """Device T has only throughput rows (MLPerf Offline-like): 0.2 and -0.1, two configurations;
+    A has HAND's first four rows in every metric. T's own throughput rows are nearer than any
+    TPOT row (the family's), so the step's error at p is -(the 1 - p quantile of throughput's):
+    a step k times as long gives 1/k the throughput."""
+    rows = [
+        ResidualRow(row_id=f"a{i}", config=c, device="A", engine="vllm", measured=(e, e, e), global_=(e, e, e))
+        for i, (_, c, e) in enumerate(HAND[:4])
+    ] + [
+        ResidualRow(row_id="t1", config="t1", device="T", engine="vllm", measured=(None, None, 0.2), global_=(None, None, 0.2)),
+        ResidualRow(row_id="t2", config="t2", device="T", engine="vllm", measured=(None, None, -0.1), global_=(None, None, -0.1)),
+    ]
+    m = ErrorModel(ResidualTable(rows=tuple(rows), fingerprint="hand", source="hand-made"), {"A": ("f", "v"), "T": ("f", "v")})
+    # throughput of (T, vllm): own level 2 rows / 2 configurations, w = 2/7, each 1/7; family
+    # (6 rows, 4 configurations) 5/7 x 1/6 = 5/42 each. Sorted: -0.2 (5/42) -0.1 (1/7 + 5/42 = 11/42)
+    # ...: cumulative at -0.2 is 5/42 = 0.119 >= 0.1, so q_0.1 = -0.2 and k(0.9) = exp(0.2)
+    assert m.quantile("T", "vllm", "measured", "throughput", 0.1) == -0.2
+    k, k_ttft = error_factors(m, "T", "vllm", "measured", 0.9)
+    assert k == pytest.approx(math.exp(0.2))
+    # TTFT has no row of T: its factor comes from the family, a group never seen
+    assert k_ttft == pytest.approx(math.exp(m.distribution("T", "vllm", "measured", "ttft").quantile(0.9)))
+
+
 def test_normal_mixture_quantile_by_hand():
     # one point: the normal's own quantile, 0.3 x z(0.9) = 0.3 x 1.2815516 = 0.38446547
     assert normal_mixture_quantile(np.array([0.0]), np.array([1.0]), 0.3, 0.9) == pytest.approx(0.384465, abs=1e-6)
