@@ -287,7 +287,12 @@ def write_residuals(catalog, path: Path | str | None = None) -> tuple[ResidualTa
     """Compute the catalog's residuals and store them (default: <catalog>/residuals.json)."""
     t = compute_residuals(catalog)
     target = Path(path) if path is not None else Path(catalog.root) / RESIDUALS_FILE
-    target.write_text(residuals_to_json(t), encoding="utf-8")
+    try:
+        target.write_text(residuals_to_json(t), encoding="utf-8")
+    except OSError as exc:
+        from .errors import InputFileError
+
+        raise InputFileError(f"{target}: cannot write the residuals: {exc.strerror or exc}") from None
     _TABLES.clear()
     _MODELS.clear()
     return t, target

@@ -1165,7 +1165,6 @@ def solve(
     that cannot be their device's cheapest plan stop their rate search early (evaluate_candidates'
     prune), except when the whole program is written out (`lp_path`)."""
     from .candidates import evaluate_candidates
-
     from .evidence import assess
 
     check_context(workload)
