@@ -221,10 +221,20 @@ def _cli(root, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def chat(root):
+def chat_json(root) -> str:
     run = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--format", "json")
     assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    return run.stdout
+
+
+@pytest.fixture(scope="module")
+def chat(chat_json):
+    return json.loads(chat_json)
+
+
+def test_the_evidence_is_byte_identical_run_to_run(root, chat_json):
+    again = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--format", "json")
+    assert again.stdout == chat_json
 
 
 def test_every_deployment_and_alternative_carries_its_evidence_and_band(chat):
