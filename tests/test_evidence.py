@@ -289,3 +289,22 @@ def test_validate_reports_an_honest_interval_coverage(root):
     assert 0.75 <= s["interval_coverage_held_out_devices"] <= 0.85
     assert s["interval_figures"] > 3000
     assert "left out" in s["interval_method"]
+
+
+def test_rows_of_a_device_without_factors_of_its_own_become_its_evidence_and_band(catalog, root, tmp_path):
+    """When measurements of a device arrive (here H200 rows relabelled MI300X: the figures do not
+    matter, the mechanism does), its evidence counts them and its band comes from them, with no
+    change to the code; its basis stays datasheet x global factors until `sizer calibrate` fits it."""
+    from sizer.evidence import ErrorModel, families
+    from sizer.measurements import read_csv
+
+    text = (root / "tests" / "data" / "measured_small.csv").read_text().replace(",h200_sxm,", ",mi300x,")
+    path = tmp_path / "mi300x.csv"
+    path.write_text(text)
+    rows = [r for r in read_csv(path) if r.system == "mi300x"]
+    table = compute_residuals(catalog, rows=rows, roles=None)
+    m = ErrorModel(table, families(catalog))
+    e = evidence_of(m, "MI300X", "trtllm", "global")
+    assert (e.device_rows, e.device_engine_rows, e.group, e.group_rows) == (2, 2, "device+engine", 2)
+    d = m.distribution("MI300X", "trtllm", "global", "tpot")
+    assert d.levels[0].label == "MI300X trtllm" and d.sigma == 0  # its own rows, not an unseen group's
