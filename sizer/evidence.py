@@ -652,7 +652,7 @@ def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft:
 
     if not candidates:
         return np.zeros(0)
-    rows = [(workload.model, catalog.gpu(e.config.device), e.config.tp, e.config.pp, e.config.weight_dtype, e.config.kv_dtype) for e in candidates]
+    rows = [(workload.model, catalog.gpu(e.config.device), e.config.layout(), e.config.weight_dtype, e.config.kv_dtype) for e in candidates]
     step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=workload.engine_version)
     k_tpot = np.asarray(k_tpot, dtype=float)
     k_ttft = np.asarray(k_ttft, dtype=float)
@@ -861,11 +861,12 @@ def resize(plan, ratios: dict[tuple[int, int], float], options: list) -> Resized
     return Resized(cost_usd_per_hour=solution.cost_usd_per_horizon / problem.hours, gpus=gpus)
 
 
-def assess(plan, catalog, *, baseline: bool = True):
+def assess(plan, catalog, *, baseline=None):
     """The plan with its evidence: per deployment and alternative, the rows behind it and the
     model's error on its nearest group, the 80 % band of its largest rate and its largest rate with
     the bounds held at p50; the plan's cost band and its cost at p50; and, at a confidence other
-    than 0.5, the plan at 0.5 (re-solved) to say what the confidence costs."""
+    than 0.5, the plan at 0.5 (`baseline(workload at 0.5)`, re-solved) to say what the confidence
+    costs."""
     from dataclasses import replace
 
     from .candidates import demand_of
@@ -966,15 +967,12 @@ def assess(plan, catalog, *, baseline: bool = True):
             )
         )
     base = None
-    if baseline and w.slo.confidence != 0.5:
-        from .candidates import evaluate_candidates
-        from .optimize import plan as solve_plan
-
-        w05 = replace(w, slo=replace(w.slo, confidence=0.5))
+    if baseline is not None and w.slo.confidence != 0.5:
         from .errors import SizerError
 
+        w05 = replace(w, slo=replace(w.slo, confidence=0.5))
         try:
-            p05 = solve_plan(w05, catalog, evaluate_candidates(w05, catalog, prune=True), time_limit_s=plan.time_limit_s or None, analyse_constraints=False, alternatives=False)
+            p05 = baseline(w05)
             gpus = max((h.gpus for h in p05.schedule), default=sum(x.gpus for x in p05.deployments))
             base = Resized(cost_usd_per_hour=p05.cost_usd_per_hour, gpus=gpus)
         except SizerError as exc:  # the 0.5 plan's own failure, reported as such

@@ -20,7 +20,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .catalog import Catalog, resolve_model
-from .errors import FieldTypeError, FieldValueError
+from .errors import FieldTypeError, FieldValueError, InputFileError
 from .model import ModelArch
 from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets, read_trace
 from .schema import Fields, read_document
@@ -165,6 +165,10 @@ class SearchSpace:
     provider: str = "any"
     max_configurations: int = 1
     reserved_pricing: str | None = None  # pricing.kind mixed: the committed base's kind (pricing = on_demand burst)
+    providers: tuple[str, ...] | None = None  # pricing.providers (None: any); `provider` is the one name, or "any"
+    exclude_providers: tuple[str, ...] = ()
+    min_source_kind: str = "provider_page"  # catalog.SOURCE_KINDS: rows read at this kind or better
+    price_files: tuple[str, ...] = ()  # pricing.files, resolved
     size_buckets: tuple[float, ...] = ()  # prompt-length percentiles splitting the traffic for a mixed fleet
 
 
@@ -299,6 +303,39 @@ def _version(f: Fields) -> str | None:
     return raw
 
 
+def _price_file_paths(f: Fields, path: Path) -> list[Path]:
+    """pricing.files, resolved against the workload's folder (checked again by parse_pricing)."""
+    raw = f.raw.get("pricing")
+    if not isinstance(raw, dict) or raw.get("files") is None:
+        return []
+    files = raw["files"]
+    if isinstance(files, str):
+        files = [files]
+    if not isinstance(files, list):
+        return []
+    out = []
+    for i, name in enumerate(files):
+        if not isinstance(name, str):
+            return []
+        p = Path(name).expanduser()
+        p = p if p.is_absolute() else path.parent / p
+        if not p.is_file():
+            raise InputFileError(f"{f.file}: pricing.files[{i}]: no such price file: {p}")
+        out.append(p)
+    return out
+
+
+def priced_catalog(workload: Workload, catalog: Catalog, *, min_source_kind: str | None = None) -> Catalog:
+    """The catalog whose prices the workload may use: its price files laid over the catalog,
+    then only its providers, none it excludes, and rows read at its min_source_kind or better
+    (or `min_source_kind`, e.g. provider_page for the plan on first-party prices). Idempotent."""
+    from .catalog import load_price_files
+
+    s = workload.search
+    out = load_price_files(catalog, [Path(p) for p in s.price_files])
+    return out.restricted(providers=s.providers, exclude=s.exclude_providers, min_source_kind=min_source_kind or s.min_source_kind)
+
+
 def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     """Read and validate a workload file against `catalog`. Raises an InputError naming the field."""
     path = Path(path)
@@ -381,7 +418,10 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
 
     kv_choices = _GGML if engine == "llamacpp" else KV_DTYPES
     kv_default = ("f16", "q8_0") if engine == "llamacpp" else ("bf16", "fp8")
-    kv = tuple(x if engine == "llamacpp" else normalise_dtype(x) for x in sr.string_list("kv_dtypes", kv_default))
+    from .engines import resolve_kv_dtype
+
+    # "auto" (vLLM's and SGLang's default --kv-cache-dtype) is the checkpoint's own dtype
+    kv = tuple(x if engine == "llamacpp" else resolve_kv_dtype(normalise_dtype(x), model) for x in sr.string_list("kv_dtypes", kv_default))
     for i, x in enumerate(kv):
         if x not in kv_choices:
             raise FieldValueError(f"{label}: search.kv_dtypes[{i}]: expected one of {', '.join(kv_choices)}, got {x!r}")
@@ -389,7 +429,13 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     for i, x in enumerate(wd):
         if x not in WEIGHT_DTYPES:
             raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: expected one of {', '.join(WEIGHT_DTYPES)}, got {x!r}")
-    pricing = parse_pricing(f, sr, catalog.providers())
+    price_files = _price_file_paths(f, path)
+    overlay: tuple = ()
+    if price_files:
+        from .catalog import load_price_files
+
+        overlay = load_price_files(catalog, price_files).prices
+    pricing = parse_pricing(f, sr, sorted({p.provider for p in (*catalog.prices, *overlay)}), base_dir=path.parent)
     max_configurations = sr.integer("max_configurations", 1, ge=1)
     search = SearchSpace(
         devices=tuple(dict.fromkeys(canonical)),
@@ -401,6 +447,10 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         provider=pricing.provider,
         max_configurations=max_configurations,
         reserved_pricing=pricing.reserved_kind if pricing.kind == "mixed" else None,
+        providers=pricing.providers,
+        exclude_providers=pricing.exclude_providers,
+        min_source_kind=pricing.min_source_kind,
+        price_files=pricing.files,
         size_buckets=parse_size_buckets(sr, max_configurations),
     )
     workload = Workload(
