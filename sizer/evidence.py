@@ -904,7 +904,9 @@ def assess(plan, catalog, *, baseline=None):
             k_f = np.array([conf[i][1] for i in members])
             got = rates_under(rw, catalog, [rows[i].candidate for i in members], k_t, k_f, demand=at_p50(demand_of(rw)))
             for j, i in enumerate(members):
-                rate_p50[i] = float(got[j])
+                # a rate that holds the bounds at p99 holds them at p50 (p50 <= p99): never below
+                # the plan's own rate, whatever the searches' tolerances
+                rate_p50[i] = max(float(got[j]), rows[i].candidate.max_rate_rps)
 
     # the plan's own options re-sized at each band end, and at p50
     k_plan = len(plan.deployments)
