@@ -641,10 +641,15 @@ def stretched(step, k: np.ndarray):
     return replace(step, **changes)
 
 
-def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft: np.ndarray, demand=None) -> np.ndarray:
+def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft: np.ndarray, demand=None, at_median: np.ndarray | None = None) -> np.ndarray:
     """The largest rate of each candidate (Evaluated, feasible) when its steps take k_tpot times
     as long as predicted and its TTFT is k_ttft times the prediction at the same running batch:
-    the stretched step model, its TTFT held at k_ttft / k_tpot of the stretched one."""
+    the stretched step model, its TTFT held at k_ttft / k_tpot of the stretched one.
+
+    `at_median` (a boolean per candidate) holds those candidates' bounds at p50 instead of their
+    percentiles (at_p50), the others' as given, in the same search: the demand carries both, each
+    candidate's checks of the other's keys scaled by 0 (not checked). Only for a workload whose
+    bounds do not already name p50."""
     from .candidates import demand_of
     from .efficiency import efficiency_table
     from .perf import build_step_model
@@ -656,13 +661,25 @@ def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft:
     step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=workload.engine_version)
     k_tpot = np.asarray(k_tpot, dtype=float)
     k_ttft = np.asarray(k_ttft, dtype=float)
+    demand = demand if demand is not None else demand_of(workload)
+    ttft_scale, tpot_scale = k_ttft / k_tpot, None
+    if at_median is not None and np.any(at_median):
+        median = np.asarray(at_median, dtype=bool)
+        p50 = at_p50(demand)
+        given = np.where(median, 0.0, 1.0)  # the given percentiles: not checked for the median rows
+        ttft_scale = {**{k: ttft_scale * given for k, _ in demand.ttft_s}, **{k: ttft_scale * median for k, _ in p50.ttft_s}}
+        tpot_scale = {**{k: given for k, _ in demand.tpot_s}, **{k: median.astype(float) for k, _ in p50.tpot_s}}
+        from dataclasses import replace
+
+        demand = replace(demand, ttft_s=(*demand.ttft_s, *p50.ttft_s), tpot_s=(*demand.tpot_s, *p50.tpot_s))
     limits = Limits(
         max_concurrency=np.array([e.max_concurrency for e in candidates], dtype=float),
         max_num_seqs=np.array([e.engine.max_num_seqs for e in candidates], dtype=float),
         max_num_batched_tokens=np.array([e.engine.max_num_batched_tokens for e in candidates], dtype=float),
-        ttft_scale=k_ttft / k_tpot,
+        ttft_scale=ttft_scale,
+        tpot_scale=tpot_scale,
     )
-    return max_rate(stretched(step, k_tpot), demand if demand is not None else demand_of(workload), limits, tolerance=BAND_TOLERANCE).max_rate_rps
+    return max_rate(stretched(step, k_tpot), demand, limits, tolerance=BAND_TOLERANCE).max_rate_rps
 
 
 def at_p50(demand):
@@ -892,21 +909,33 @@ def assess(plan, catalog, *, baseline=None):
     for r, members in sorted(groups.items()):
         rw = plan.problem.range_workloads[r] if plan.problem is not None else w
         banded = [i for i in members if lo[i] is not None]
-        if banded:
-            cands = [rows[i].candidate for i in banded] * 2
-            k_t = [lo[i][0] for i in banded] + [hi[i][0] for i in banded]
-            k_f = [lo[i][1] for i in banded] + [hi[i][1] for i in banded]
-            got = rates_under(rw, catalog, cands, np.array(k_t), np.array(k_f))
-            for j, i in enumerate(banded):
-                rate_lo[i], rate_hi[i] = float(got[j]), float(got[len(banded) + j])
-        if p50_differs:  # at the plan's own confidence: the difference is the tail's alone
-            k_t = np.array([conf[i][0] for i in members])
-            k_f = np.array([conf[i][1] for i in members])
-            got = rates_under(rw, catalog, [rows[i].candidate for i in members], k_t, k_f, demand=at_p50(demand_of(rw)))
+        # one search: each banded candidate at both ends of its band, then (the SLOs not on p50
+        # already) each candidate with the bounds on the median, at the plan's own confidence
+        cands = [rows[i].candidate for i in banded] * 2
+        k_t = [lo[i][0] for i in banded] + [hi[i][0] for i in banded]
+        k_f = [lo[i][1] for i in banded] + [hi[i][1] for i in banded]
+        median = [False] * len(cands)
+        if p50_differs:
+            cands += [rows[i].candidate for i in members]
+            k_t += [conf[i][0] for i in members]
+            k_f += [conf[i][1] for i in members]
+            median += [True] * len(members)
+        both = p50_differs and banded and not any(k == "p50" for k, _ in (*rw.slo.ttft_s, *rw.slo.tpot_s))
+        if both or not p50_differs:
+            got = rates_under(rw, catalog, cands, np.array(k_t), np.array(k_f), at_median=np.array(median) if p50_differs else None)
+        else:  # bounds that name p50 already, or nothing to band: two searches
+            b = 2 * len(banded)
+            got = np.concatenate([
+                rates_under(rw, catalog, cands[:b], np.array(k_t[:b]), np.array(k_f[:b])),
+                rates_under(rw, catalog, cands[b:], np.array(k_t[b:]), np.array(k_f[b:]), demand=at_p50(demand_of(rw))),
+            ])
+        for j, i in enumerate(banded):
+            rate_lo[i], rate_hi[i] = float(got[j]), float(got[len(banded) + j])
+        if p50_differs:
             for j, i in enumerate(members):
                 # a rate that holds the bounds at p99 holds them at p50 (p50 <= p99): never below
                 # the plan's own rate, whatever the searches' tolerances
-                rate_p50[i] = max(float(got[j]), rows[i].candidate.max_rate_rps)
+                rate_p50[i] = max(float(got[2 * len(banded) + j]), rows[i].candidate.max_rate_rps)
 
     # the plan's own options re-sized at each band end, and at p50
     k_plan = len(plan.deployments)

@@ -99,10 +99,28 @@ class Limits:
     max_num_seqs: np.ndarray
     max_num_batched_tokens: np.ndarray
     # Per candidate, the factor the SLO checks multiply the predicted TTFT / TPOT by before
-    # holding them against the bounds (a model error the plan must absorb: sizer/evidence.py);
+    # holding them against the bounds (a model error the plan must absorb: sizer/evidence.py):
+    # one array for every percentile, or one per percentile key (0: that bound not checked);
     # None = 1 (the prediction as it is).
-    ttft_scale: np.ndarray | None = None
-    tpot_scale: np.ndarray | None = None
+    ttft_scale: np.ndarray | dict[str, np.ndarray] | None = None
+    tpot_scale: np.ndarray | dict[str, np.ndarray] | None = None
+
+
+def _scale(scale, key: str):
+    """The factor of one percentile key's check (Limits.ttft_scale / tpot_scale)."""
+    if scale is None:
+        return 1.0
+    if isinstance(scale, dict):
+        return scale.get(key, 1.0)
+    return scale
+
+
+def _take_scale(scale, idx: np.ndarray):
+    if scale is None:
+        return None
+    if isinstance(scale, dict):
+        return {k: np.asarray(v)[idx] for k, v in scale.items()}
+    return np.asarray(scale)[idx]
 
 
 
@@ -559,12 +577,10 @@ def violations(point: LoadPoint, demand: Demand, limits: Limits) -> dict[str, np
         "ttft": np.zeros(point.rate_rps.shape, dtype=bool),
         "tpot": np.zeros(point.rate_rps.shape, dtype=bool),
     }
-    ttft_k = 1.0 if limits.ttft_scale is None else limits.ttft_scale
-    tpot_k = 1.0 if limits.tpot_scale is None else limits.tpot_scale
     for key, bound in demand.ttft_s:
-        out["ttft"] |= point.ttft_s[key] * ttft_k > bound
+        out["ttft"] |= point.ttft_s[key] * _scale(limits.ttft_scale, key) > bound
     for key, bound in demand.tpot_s:
-        out["tpot"] |= point.tpot_s[key] * tpot_k > bound
+        out["tpot"] |= point.tpot_s[key] * _scale(limits.tpot_scale, key) > bound
     return out
 
 
@@ -598,12 +614,10 @@ def _excess(point: LoadPoint, demand: Demand, limits: Limits) -> np.ndarray:
       up to saturation (where log(measure / bound) is flat at low rates and steep near it)."""
     occupancy = np.maximum(point.running_tail / np.maximum(limits.max_concurrency, 1e-9), point.running_tail / np.maximum(limits.max_num_seqs, 1e-9))
     latency = np.zeros(point.rate_rps.shape)
-    ttft_k = 1.0 if limits.ttft_scale is None else limits.ttft_scale
-    tpot_k = 1.0 if limits.tpot_scale is None else limits.tpot_scale
     for key, bound in demand.ttft_s:
-        latency = np.maximum(latency, point.ttft_s[key] * ttft_k / bound)
+        latency = np.maximum(latency, point.ttft_s[key] * _scale(limits.ttft_scale, key) / bound)
     for key, bound in demand.tpot_s:
-        latency = np.maximum(latency, point.tpot_s[key] * tpot_k / bound)
+        latency = np.maximum(latency, point.tpot_s[key] * _scale(limits.tpot_scale, key) / bound)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.maximum(occupancy - 1.0, 1.0 - 1.0 / latency)
     return np.where(np.isfinite(out), np.where(point.stable, out, np.maximum(out, 1.0)), 1.0)
@@ -634,8 +648,8 @@ def _take_limits(limits: Limits, idx: np.ndarray) -> Limits:
         max_concurrency=limits.max_concurrency[idx],
         max_num_seqs=limits.max_num_seqs[idx],
         max_num_batched_tokens=limits.max_num_batched_tokens[idx],
-        ttft_scale=None if limits.ttft_scale is None else limits.ttft_scale[idx],
-        tpot_scale=None if limits.tpot_scale is None else limits.tpot_scale[idx],
+        ttft_scale=_take_scale(limits.ttft_scale, idx),
+        tpot_scale=_take_scale(limits.tpot_scale, idx),
     )
 
 
@@ -660,15 +674,18 @@ def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_
     cap = np.minimum(limits.max_concurrency, limits.max_num_seqs).astype(float)
     n_cap = (((-z + np.sqrt(z * z + 4 * np.maximum(cap, 0.0))) / 2) ** 2)[:, None]  # tail N + z sqrt(N) = cap
     tpot_bound = min((b for _, b in demand.tpot_s), default=np.inf)
-    if limits.tpot_scale is not None and np.isfinite(tpot_bound):
-        tpot_bound = (tpot_bound / np.asarray(limits.tpot_scale, dtype=float))[:, None]  # per candidate
+    if limits.tpot_scale is not None and demand.tpot_s:  # per candidate: the tightest scaled bound
+        with np.errstate(divide="ignore"):
+            each = [b / np.broadcast_to(np.asarray(_scale(limits.tpot_scale, k), dtype=float), (c,)) for k, b in demand.tpot_s]
+        tpot_bound = np.min(np.stack(each), axis=0)[:, None]
 
     def holds(rate: np.ndarray) -> np.ndarray:  # rate (C, G) -> (C, G)
         t = column.lumpy_step(np.maximum(n_cap, 1.0), ctx, rate, mean_p, budget - n_cap, prompt_parts=parts_c)[0]
         ok = rate * mean_o * t <= n_cap
-        if np.all(np.isfinite(tpot_bound)):
-            n_b = rate * mean_o * tpot_bound
-            ok &= column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b, prompt_parts=parts_c)[0] <= tpot_bound
+        if np.any(np.isfinite(tpot_bound)):
+            bound = np.where(np.isfinite(tpot_bound), tpot_bound, 0.0)  # no TPOT bound: that check holds
+            n_b = rate * mean_o * bound
+            ok &= (column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b, prompt_parts=parts_c)[0] <= bound) | ~np.isfinite(tpot_bound)
         return ok
 
     lo = np.log(saturation_rps * 1e-9)
