@@ -308,3 +308,21 @@ def test_rows_of_a_device_without_factors_of_its_own_become_its_evidence_and_ban
     assert (e.device_rows, e.device_engine_rows, e.group, e.group_rows) == (2, 2, "device+engine", 2)
     d = m.distribution("MI300X", "trtllm", "global", "tpot")
     assert d.levels[0].label == "MI300X trtllm" and d.sigma == 0  # its own rows, not an unseen group's
+
+
+def test_one_search_holds_some_candidates_at_p50_and_the_others_at_their_percentiles(catalog, root):
+    """Limits' per-key scales (0: a bound not checked) let one rate search hold half the rows'
+    bounds at the median: the same rates as two searches, to the search's tolerance."""
+    from sizer.candidates import demand_of, evaluate_candidates
+    from sizer.evidence import at_p50
+    from sizer.workload import load_workload
+
+    w = load_workload(root / "workloads" / "chat-llama-3.1-70b.yaml", catalog)
+    cands = [e for e in evaluate_candidates(w, catalog) if e.feasible][:4]
+    n = len(cands)
+    k = np.array([1.0, 1.2, 0.9, 1.1])
+    kf = np.array([1.0, 1.5, 0.8, 1.3])
+    apart = np.concatenate([rates_under(w, catalog, cands, k, kf), rates_under(w, catalog, cands, k, kf, demand=at_p50(demand_of(w)))])
+    together = rates_under(w, catalog, cands * 2, np.concatenate([k, k]), np.concatenate([kf, kf]), at_median=np.array([False] * n + [True] * n))
+    assert np.allclose(together, apart, rtol=0.03)
+    assert np.all(together[n:] >= together[:n] * 0.98)  # the median is within the p99's bound
