@@ -351,6 +351,8 @@ class ErrorModel:
     def __init__(self, table: ResidualTable, families: dict[str, tuple[str, str]] | None = None):
         self.table = table
         self._memo: dict[tuple, Distribution | None] = {}
+        self._masks: dict[tuple[str, str], np.ndarray] = {}
+        self._codes: dict[str, np.ndarray] = {}
         rows = table.rows
         self.n = len(rows)
         self.families = dict(families or {})  # device -> (family, vendor)
@@ -371,6 +373,17 @@ class ErrorModel:
             for basis in BASES
         }
 
+    def _is(self, column: str, value: str) -> np.ndarray:
+        """Rows whose `column` (device, engine, family, vendor) is `value`: integer codes compared,
+        memoised (object arrays compared string by string cost a millisecond a lookup)."""
+        key = (column, value)
+        if key not in self._masks:
+            values = getattr(self, column)
+            names = sorted(set(values.tolist()))
+            codes = self._codes.setdefault(column, np.searchsorted(np.array(names, dtype=object), values) if names else np.zeros(0, dtype=int))
+            self._masks[key] = codes == names.index(value) if value in names else np.zeros(self.n, dtype=bool)
+        return self._masks[key]
+
     def _key(self, device: str, engine: str, basis: str, metric: str) -> tuple:
         """Memo key of a lookup: a device with no rows has the distribution of its family and
         vendor, whichever device it is."""
@@ -384,12 +397,12 @@ class ErrorModel:
         family, vendor = self.families.get(device, ("", ""))
         keep = np.ones(self.n, dtype=bool) if keep is None else keep
         none = np.zeros(self.n, dtype=bool)
-        d = self.device == device
+        d = self._is("device", device)
         specs = [
-            ("device+engine", f"{device} {engine}", d & (self.engine == engine)),
+            ("device+engine", f"{device} {engine}", d & self._is("engine", engine)),
             ("device", f"{device}, other engines", d),
-            ("family", f"{family} family", (self.family == family) if family else none),
-            ("vendor", f"{vendor} devices", (self.vendor == vendor) if vendor else none),
+            ("family", f"{family} family", self._is("family", family) if family else none),
+            ("vendor", f"{vendor} devices", self._is("vendor", vendor) if vendor else none),
             ("all", "all devices", np.ones(self.n, dtype=bool)),
         ]
         out: list[Level] = []
@@ -560,7 +573,7 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str) -> Evid
     """Counts of the device's scoring rows, and the median absolute percentage errors of TPOT,
     TTFT and throughput over the nearest group with rows (device+engine, device, family, vendor,
     all), under the device's basis. APE = |predicted - measured| / measured = |exp(-e) - 1|."""
-    d = model.device == device
+    d = model._is("device", device)
     levels = model.levels(device, engine)
     ape: dict[str, float | None] = {m: None for m in METRICS}
     group, label, rows = "none", "no scoring rows", 0
@@ -574,7 +587,7 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str) -> Evid
     return Evidence(
         basis=BASIS_LABEL[basis],
         device_rows=int(d.sum()),
-        device_engine_rows=int((d & (model.engine == engine)).sum()),
+        device_engine_rows=int((d & model._is("engine", engine)).sum()),
         group=group,
         group_label=label,
         group_rows=rows,
