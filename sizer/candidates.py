@@ -153,7 +153,20 @@ def memory_reason(m: MemoryBreakdown, tp: int, pp: int) -> str | None:
             f"one {m.context_tokens:,}-token sequence needs {_gib(m.sequence_bytes_per_gpu)} of KV per GPU {where}; "
             f"the pool holds {_gib(m.kv_pool_bytes_per_gpu)}"
         )
+    if m.engine == "vllm" and m.max_model_len and m.engine_max_concurrency < 1:
+        return max_model_len_reason(m, where)
     return None
+
+
+def max_model_len_reason(m: MemoryBreakdown, where: str = "") -> str:
+    """vLLM refuses to start when its KV pool cannot hold one request of max_model_len tokens
+    (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory; V0 raised the same in
+    raise_if_cache_size_invalid)."""
+    need = m.kv_pool_bytes_per_gpu / m.engine_max_concurrency if m.engine_max_concurrency > 0 else math.inf
+    return (
+        f"vLLM refuses to start {where}: one {m.max_model_len:,}-token request (--max-model-len) needs {_gib(need)} of KV per GPU, "
+        f"the pool holds {_gib(m.kv_pool_bytes_per_gpu)}"
+    ).replace("  ", " ")
 
 
 def _latency_reason(
@@ -185,6 +198,7 @@ def engine_overrides(workload: Workload) -> EngineOverrides:
         max_num_seqs=m.max_num_seqs,
         max_num_batched_tokens=m.max_num_batched_tokens,
         n_parallel=m.n_parallel,
+        flashinfer_installed=m.flashinfer_installed,
     )
 
 

@@ -37,6 +37,7 @@ class EngineOverrides:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     n_parallel: int | None = None
+    flashinfer_installed: bool | None = None  # vLLM: None = as `pip install vllm` of that release leaves it
 
     def resolve(
         self, *, engine: str, version: str, max_model_len: int, memory_fraction: float, block_size_tokens: int, max_num_seqs: int, max_num_batched_tokens: int
@@ -54,6 +55,7 @@ class EngineOverrides:
             max_num_seqs=pick(self.max_num_seqs, max_num_seqs),
             max_num_batched_tokens=pick(self.max_num_batched_tokens, max_num_batched_tokens),
             max_model_len=max_model_len,
+            flashinfer_installed=self.flashinfer_installed,
         )
 
 
@@ -69,6 +71,7 @@ class EngineSettings:
     max_num_batched_tokens: int
     max_model_len: int
     n_parallel: int = 1
+    flashinfer_installed: bool | None = None
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -231,14 +234,39 @@ class VllmRelease:
       0.11 they are part of the non-torch term.
     - `sampler`: the dummy sampler run's top-k/top-p path (v1/sample/ops/topk_topp_sampler.py):
       "sort" (PyTorch sort: 0.8; 0.9-0.11.0 without FlashInfer installed, as `pip install vllm`
-      leaves it; 0.11.1-0.16), "triton" (apply_top_k_top_p_triton, 0.17-0.20, batches >= 8),
-      "flashinfer" (VLLM_USE_FLASHINFER_SAMPLER on by default, 0.21+; 0.9-0.11.0 when installed).
+      leaves it -- flashinfer-python is the wheel's optional extra "flashinfer" in 0.11.0's
+      METADATA; 0.11.1-0.16), "triton" (apply_top_k_top_p_triton, 0.17-0.20, batches >= 8),
+      "flashinfer" (VLLM_USE_FLASHINFER_SAMPLER on by default, 0.21+; 0.9-0.11.0 when installed, as in
+      the project's Docker images: TopKTopPSampler.__init__ takes forward_cuda when
+      `is_flashinfer_available` and the variable is unset).
     - `cuda_graphs_in_budget` (0.20+): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 and
       determine_available_memory subtracts profile_cudagraph_memory(); up to 0.19 graphs are captured
       after the KV cache is sized and come out of the 1 - gpu_memory_utilization headroom.
     - `hybrid_tokens`: how _report_kv_cache_config turns blocks into "GPU KV cache size: N tokens"
       with several KV-cache groups: num_blocks // groups x block_size (0.9-0.20), int(max
       concurrency x max_model_len) (0.21+). `group_prefer_max` (0.18+): the 1.5 x group-size rule.
+    - `moe_modular` (0.14+): the unquantized and FP8 Triton fused-MoE methods run through
+      FusedMoEModularKernel (unquantized_fused_moe_method.py / quantization/fp8.py `self.kernel`),
+      whose workspaces come from the worker's WorkspaceManager (v1/worker/workspace.py
+      get_simultaneous: one buffer that grows and is never freed), so the largest MoE layer's
+      workspace is still held when the dummy sampler run peaks. Up to 0.13 fused_experts_impl
+      (fused_moe.py) allocates its caches per call and frees them. MXFP4 (gpt-oss) takes the
+      monolithic Triton path, without that workspace.
+    - `moe_chunk_tokens`: VLLM_FUSED_MOE_CHUNK_SIZE, the tokens one fused-MoE call works on at a
+      time (envs.py): 32,768 up to 0.11, 16,384 in 0.12-0.17; from 0.18 the modular kernel no longer
+      chunks (FusedMoEKernel._fused_experts allocates for M_full).
+    - `allreduce_fusion` (0.17+): the -O2 default enables fuse_allreduce_rms when TP > 1 on Hopper or
+      Blackwell with FlashInfer installed (config/vllm.py enable_allreduce_rms_fusion; flashinfer-python
+      is a hard requirement of the wheel from 0.17, 0.6.4 in 0.17.0's METADATA). Its FlashInfer
+      workspace is created at the first compiled forward, after the memory snapshot, over
+      torch.distributed (flashinfer_all_reduce.py TorchDistBackend), which brings up torch's own
+      NCCL communicator then: the large TP term of the 0.19 logs. Up to 0.16 the pass is off at
+      every optimisation level.
+    - `post_snapshot_gib`: the non-torch increase at TP 1 (kernel modules and handles loaded at the
+      first forward): 0.13 GiB in every H100 log of 0.11-0.17 (nine logs: llm-d-planner's
+      empirical-vllm-memory-results 0.11.0-0.16 set, the version sweep's Qwen3-14B under 0.15, 0.16,
+      0.17), 0.25 GiB from 0.18 (the sweep's 0.18 run and every 0.19 log). Measured, not read: the
+      source does not state it, and what loads the extra 0.12 GiB in 0.18 is not traced.
     """
 
     version: tuple[int, ...]
@@ -248,6 +276,10 @@ class VllmRelease:
     cuda_graphs_in_budget: bool
     hybrid_tokens: str
     group_prefer_max: float
+    moe_modular: bool = False
+    moe_chunk_tokens: int | None = None
+    allreduce_fusion: bool = False
+    post_snapshot_gib: float = 0.25
 
     @classmethod
     def of(cls, version: str, *, flashinfer_installed: bool | None = None) -> "VllmRelease":
@@ -268,6 +300,10 @@ class VllmRelease:
             cuda_graphs_in_budget=v >= (0, 20),
             hybrid_tokens="concurrency" if v >= (0, 21) else "blocks_per_group" if v >= (0, 9) else "blocks",
             group_prefer_max=1.5 if v >= (0, 18) else 0.0,
+            moe_modular=v >= (0, 14),
+            moe_chunk_tokens=None if v >= (0, 18) else 16384 if v >= (0, 12) else 32768,
+            allreduce_fusion=v >= (0, 17) and flashinfer_installed is not False,
+            post_snapshot_gib=0.25 if v >= (0, 18) else 0.13,
         )
 
 
@@ -301,23 +337,26 @@ class VllmPolicy(EnginePolicy):
     NON_TORCH_BYTES_TP1 = 0.35 * GIB
     NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP = 0.15 * GIB
 
-    # V1 on H100 80GB (vLLM 0.19.0 debug logs, llm-d-incubation/llm-d-planner@d3121e05
-    # accuracy/results/v0.19.0/logs, tests/data/vllm_logs): "worker init memory snapshot ...
-    # non_torch_memory=0.51GiB" at TP 1, 1.51 at TP 2, 1.53 at TP 4 (the CUDA context, then the
-    # communicators vLLM builds in init_worker_distributed_environment: PyNccl, custom all-reduce,
-    # symmetric memory); "non-torch forward increase memory" after that snapshot 0.24-0.26 GiB at TP 1
-    # (cuBLAS/cuBLASLt handles and kernel modules loaded on first use), 2.06-2.11 at TP 2 and
-    # 2.13-2.21 at TP 4 (the first collective on torch's own NCCL communicator creates it with its
-    # channel and NVLS buffers, and the FlashInfer all-reduce fusion workspace, allreduce_rms_fusion.py:
-    # 64 MB at TP 2, 2 MB at TP 4 on Hopper). The lazy term is taken from the Qwen2.5-7B TP 2 / TP 4
-    # logs alone (2.06 - 0.24, 2.13 - 0.24); the other TP >= 2 logs (Llama-3.3-70B fp8 and w8a8,
-    # Qwen2.5-72B, Kimi-Dev-72B, Kimi-VL, Mistral-Small w8a8) were held out to check it. These are
-    # empirical figures of NVSwitch (SXM) systems; no release but 0.19 states them, so they stand for
-    # every V1 release (said so in the output).
+    # V1 on H100 80GB, NVSwitch (SXM) systems. At init, before the snapshot (vLLM 0.19.0 debug logs,
+    # llm-d-incubation/llm-d-planner@d3121e05 accuracy/results/v0.19.0/logs): "worker init memory
+    # snapshot ... non_torch_memory=0.51GiB" at TP 1, 1.51 at TP 2, 1.53 at TP 4 (the CUDA context, then
+    # the communicators init_worker_distributed_environment builds: PyNccl, custom all-reduce, symmetric
+    # memory); charged only by releases that take the snapshot before distributed init (< 0.11).
+    # After the snapshot, at TP >= 2 (VllmRelease.post_snapshot_gib holds the TP 1 part):
+    # - with the all-reduce + RMSNorm fusion (0.17+, VllmRelease.allreduce_fusion): 1.82 GiB more at
+    #   TP 2, 1.89 at TP 4 (0.19 logs: 2.06-2.11 and 2.13-2.21 GiB in all, less the 0.25 at TP 1; torch's
+    #   NCCL communicator brought up by the fusion workspace's first collective, with its channel and
+    #   NVLS buffers, and the workspace itself). Read from the Qwen2.5-7B TP 2 / TP 4 logs alone; the
+    #   other 0.19 TP >= 2 logs (Llama-3.3-70B fp8 and w8a8, Qwen2.5-72B, Kimi-Dev-72B, Kimi-VL,
+    #   Mistral-Small w8a8, and the held-out Llama-3.1-8B, Mixtral, gpt-oss-20b, Llama-4-Scout) check it.
+    # - without it (0.11-0.16): 0.42 GiB at TP 2 (the empirical-vllm-memory-results H100 runs of
+    #   llm-d-incubation/llm-d-planner@0282dcf6: non-torch 0.55 and 0.54 GiB at TP 2 against 0.13 and
+    #   0.14 at TP 1, Llama-3.3-70B-FP8 and Qwen3-32B). No log at TP 4 or 8 in these releases: sizer
+    #   takes the TP 2 figure (said so in the breakdown).
     V1_CONTEXT_BYTES = 0.51 * GIB
-    V1_POST_SNAPSHOT_BYTES = 0.25 * GIB
     V1_COMM_INIT_BYTES = 1.0 * GIB
     V1_COMM_LAZY_BYTES = {2: 1.82 * GIB, 4: 1.89 * GIB, 8: 1.96 * GIB}  # 8: extrapolated (+0.07 per doubling), no log
+    V1_COMM_LAZY_NO_FUSION_BYTES = 0.42 * GIB  # measured at TP 2 only
 
     def era(self, version: str) -> str:
         v = _version_tuple(version)
@@ -413,38 +452,83 @@ class VllmPolicy(EnginePolicy):
         total = rows * vpad * 2 + rows * v * per + extra + held
         return float(total), f"{rows} rows x {v:,} vocab, {how}"
 
-    def forward_peak(self, model: ModelArch, tp: int, settings: EngineSettings, weight_dtype: str, stage: int) -> tuple[float, str]:
+    @staticmethod
+    def moe_workspace_bytes(model: ModelArch, tp: int, tokens: int, release: VllmRelease) -> float:
+        """The fused-MoE layer's buffers for a batch of `tokens`, per GPU, with N = 2 x
+        moe_intermediate / tp (gate and up), K = hidden, top-k routed copies of each token, 16-bit:
+
+        - up to 0.13, fused_moe.py fused_experts_impl, per call: cache13 [M, top_k, max(N, K)] (the
+          first and last GEMM's outputs share it), cache2 [M x top_k, N / 2] (the activated product),
+          M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE), and the [tokens, K] output;
+        - 0.14+, TritonExperts.workspace_shapes through FusedMoEModularKernel._allocate_buffers:
+          workspace13 [M, top_k, max(N / 2, K)] (the output reuses it when there is one chunk) and
+          workspace2 [M, top_k, max(N, K)]; 0.14-0.17 chunk M as above, 0.18+ take every token.
+        Qwen3-30B-A3B at 8,192 tokens under 0.19: 8,192 x 8 x (2,048 + 2,048) x 2 B = 512 MiB."""
+        n = 2 * ceil_div(model.moe_intermediate_size, tp)
+        k, h = model.num_experts_per_tok, model.hidden_size
+        m = tokens if release.moe_chunk_tokens is None else min(tokens, release.moe_chunk_tokens)
+        if not release.moe_modular:
+            return float(m * k * (max(n, h) + n // 2) * 2 + tokens * h * 2)
+        out = tokens * h * 2 if m < tokens else 0
+        return float(m * k * (max(n // 2, h) + max(n, h)) * 2 + out)
+
+    @staticmethod
+    def moe_workspace_held(model: ModelArch, weight_dtype: str, release: VllmRelease) -> bool:
+        """Whether the MoE workspace outlives the forward (VllmRelease.moe_modular): the unquantized
+        and FP8 Triton experts from 0.14; not MXFP4's monolithic Triton path (gpt-oss: its 0.19 logs
+        peak at the sampler run alone, 2.87 GiB at TP 2), nor models without routed experts."""
+        return bool(model.is_moe and release.moe_modular and weight_dtype in ("bf16", "fp16", "fp8"))
+
+    @staticmethod
+    def vision_profile_held_bytes(model: ModelArch, settings: EngineSettings) -> tuple[float, str]:
+        """What the encoder profile leaves allocated through the text forward and the sampler run
+        (gpu_model_runner.py profile_run: `batched_dummy_mm_inputs` stays alive until it returns, the
+        encoder outputs sit in encoder_cache until cleared). Items = encoder budget // tokens per item
+        (multimodal/encoder_budget.py _get_max_items; budget = max(max_num_batched_tokens, tokens per
+        item)); the pixel values are cast to the model dtype by the processor (multimodal/processing/
+        context.py _postprocess_output), 2 B; the outputs are text-width embeddings. Gemma-3 at 8,192
+        tokens: 32 images x 3 x 896^2 x 2 B = 0.14 GiB of pixels and 8,192 x hidden x 2 B of outputs.
+        Where the config gives no image geometry, one token budget of outputs and no pixels."""
+        t, h = settings.max_num_batched_tokens, model.hidden_size
+        per = model.vision_item_tokens
+        if not per or not model.vision_image_size:
+            return float(t * h * 2), "vision encoder outputs"
+        items = max(t, per) // per
+        pixels = items * model.vision_item_tiles * 3 * model.vision_image_size**2 * 2
+        outputs = items * per * h * 2
+        return float(pixels + outputs), f"{items} dummy images held (pixels and encoder outputs)"
+
+    def forward_peak(self, model: ModelArch, tp: int, settings: EngineSettings, weight_dtype: str, stage: int,
+                     release: VllmRelease | None = None) -> tuple[float, str]:
         """The profile forward pass of max_num_batched_tokens tokens (compiled, piecewise), per GPU.
         Per token, the largest layer's live tensors: a dense gated MLP's gate/up output and activated
         product (3 x intermediate / tp; 2 x for fc1/fc2 MLPs) beside four hidden-width tensors (the
         residual, the normed input, the attention output and the piece's carried output); with
         dynamic activation quantisation (w8a8 / fp8 weights) the 8-bit copy of the down projection's
-        input. A fused-MoE layer holds its workspaces (fused_moe.py TritonExperts.workspace_shapes:
-        top_k x (max(N/2, K) + max(N, K)) with N = 2 x moe_intermediate / tp, K = hidden, plus the
-        K-wide output) and the shared expert's MLP. A multimodal model's profile first runs the
-        vision encoder and holds its outputs (about one token budget of text-width embeddings) on the
-        first stage. Checked against vLLM 0.19's logged torch peaks of CodeLlama-7B and Granite-3.1-8B
-        (forward-bound); MoE peaks are larger than these workspaces (tests/test_vllm_logs.py)."""
+        input. A fused-MoE layer holds its buffers (moe_workspace_bytes), the same four hidden-width
+        tensors and the shared expert's MLP. A multimodal model's profile first runs the vision
+        encoder and holds its outputs (about one token budget of text-width embeddings) on the first
+        stage. Checked against vLLM 0.19's logged torch peaks of CodeLlama-7B and Granite-3.1-8B
+        (forward-bound) and Mixtral-8x7B at TP 2."""
+        release = release or VllmRelease.of(settings.version)
         t = settings.max_num_batched_tokens
         h = model.hidden_size
         i = ceil_div(model.intermediate_size, tp) if model.intermediate_size else 0
         quant_act = weight_dtype in ("fp8", "int8")
         dense = ((3 if model.gated_mlp else 2) * i + 4 * h) * 2 + (i if quant_act else 0)
-        per_token = dense if not model.is_moe or not all(model.moe_layers) else 0
-        how = "dense MLP"
+        total = t * dense if not model.is_moe or not all(model.moe_layers) else 0
+        how = f"{t:,} tokens x {dense / 1024:,.1f} KiB (dense MLP)"
         if model.is_moe:
-            n = 2 * ceil_div(model.moe_intermediate_size, tp)
-            k = model.num_experts_per_tok
-            moe = (k * (max(n // 2, h) + max(n, h)) + h + 4 * h) * 2
+            moe = self.moe_workspace_bytes(model, tp, t, release) + t * 4 * h * 2
             if model.shared_experts_intermediate_size:
-                moe += 3 * ceil_div(model.shared_experts_intermediate_size, tp) * 2
-            if moe > per_token:
-                per_token, how = moe, "fused-MoE workspaces"
-        total = t * per_token
+                moe += t * 3 * ceil_div(model.shared_experts_intermediate_size, tp) * 2
+            if moe > total:
+                total, how = moe, f"{t:,} tokens through a fused-MoE layer ({moe / GIB:.2f} GiB: its buffers, the hidden states, the shared expert)"
         if model.vision_params and stage == 0:
-            total += t * h * 2
-            how += " + vision encoder outputs"
-        return float(total), f"{t:,} tokens x {per_token / 1024:,.1f} KiB ({how})"
+            held, held_how = self.vision_profile_held_bytes(model, settings)
+            total += held
+            how += f" + {held_how}"
+        return float(total), how
 
     def v1_non_torch(self, gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> tuple[float, str]:
         nvswitch = gpu.name.startswith(HOPPER_OR_LATER) and gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink"
@@ -452,16 +536,19 @@ class VllmPolicy(EnginePolicy):
         if not nvswitch:
             total = self.NON_TORCH_BYTES_TP1 + (0 if ranks == 1 else self.NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP * (1 + (ranks > 2)))
             return total, f"context growth and communicators at tp={tp} pp={pp} (PCIe / NVLink-bridge figures, V0 logs)"
-        total = self.V1_POST_SNAPSHOT_BYTES
-        parts = ["0.25 GiB kernels/cuBLAS after the snapshot"]
+        total = release.post_snapshot_gib * GIB
+        parts = [f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot"]
         if tp > 1:
             # Pipeline stages exchange activations over the PyNccl communicator made at init
             # (parallel_state.py GroupCoordinator.send_tensor_dict -> device_communicator.send); only
-            # the TP group's all-reduces / all-gathers make torch's communicator and the fusion
-            # workspace after the snapshot (0.19 PP=2 / PP=4 logs: 0.07 GiB non-torch increase).
-            lazy = self.V1_COMM_LAZY_BYTES.get(tp) or self.V1_COMM_LAZY_BYTES[8]
+            # the TP group's collectives add memory after the snapshot (0.19 PP=2 / PP=4 logs: 0.07 GiB).
+            if release.allreduce_fusion:
+                lazy = self.V1_COMM_LAZY_BYTES.get(tp) or self.V1_COMM_LAZY_BYTES[8]
+                parts.append(f"{lazy / GIB:.2f} GiB torch's NCCL communicator and the all-reduce fusion workspace over {tp} TP ranks")
+            else:
+                lazy = self.V1_COMM_LAZY_NO_FUSION_BYTES
+                parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks (measured at TP 2)")
             total += lazy
-            parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks")
         for size in (tp, pp):
             if size > 1 and not release.snapshot_after_dist_init:
                 total += self.V1_COMM_INIT_BYTES
@@ -485,7 +572,7 @@ class VllmPolicy(EnginePolicy):
         era = self.era(settings.version)
         if era != "v1":
             return self._v0_breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens)
-        release = VllmRelease.of(settings.version)
+        release = VllmRelease.of(settings.version, flashinfer_installed=settings.flashinfer_installed)
         budget = math.ceil(gpu.usable_memory_bytes * settings.memory_fraction)  # v1/worker/utils.py request_memory
         buffers = self.runtime_buffer_bytes(model, settings)
         non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release)
@@ -493,13 +580,20 @@ class VllmPolicy(EnginePolicy):
         graphs = self.cuda_graph_estimate_bytes(model, pp) if release.cuda_graphs_in_budget else 0.0
         terms = {}
         for s in range(pp):
-            fwd, fwd_how = self.forward_peak(model, tp, settings, weight_dtype, s)
+            fwd, fwd_how = self.forward_peak(model, tp, settings, weight_dtype, s, release)
             detail = [("forward pass", fwd_how, fwd)]
             peak = fwd
             if s == pp - 1:
                 samp, samp_how = self.sampler_peak(model, gpu, tp, settings, release)
                 if model.vision_params and s == 0:
-                    samp += settings.max_num_batched_tokens * model.hidden_size * 2
+                    held, held_how = self.vision_profile_held_bytes(model, settings)
+                    samp += held
+                    samp_how += f"; {held_how}"
+                if self.moe_workspace_held(model, weight_dtype, release):
+                    # the WorkspaceManager's buffer, grown by the forward's MoE layers, is never freed
+                    held_ws = self.moe_workspace_bytes(model, tp, settings.max_num_batched_tokens, release)
+                    samp += held_ws
+                    samp_how += f"; the fused-MoE workspace still held ({held_ws / GIB:.2f} GiB, vLLM >= 0.14)"
                 detail.append(("dummy sampler run", samp_how, samp))
                 peak = max(peak, samp)
             detail.append(("cuBLAS workspace", "allocated at the first GEMM", cublas))
@@ -520,7 +614,13 @@ class VllmPolicy(EnginePolicy):
             ),
             expert_scale=self.expert_scale(model, weight_dtype, era),
             cuda_graph=graphs, detail=lambda s: terms[s][1],
-            notes=(f"vLLM {settings.version}: sampler path {release.sampler}",),
+            notes=(
+                f"vLLM {settings.version}: sampler path {release.sampler}; FlashInfer "
+                + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
+                   else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
+                + (f"; TP all-reduce fusion {'on' if release.allreduce_fusion else 'off'}" if tp > 1 else "")
+                + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else ""),
+            ),
         )
         return binding_stage(stages)
 

@@ -6,6 +6,7 @@ For every row the model predicts what the row measured, under the benchmark the 
     concurrency   queueing.closed_loop: N clients, fixed isl/osl, ten waves of N (the harness's)
     rate          queueing.open_loop: Poisson arrivals at the measured rate
     offline       queueing.offline: every request queued at once, throughput only
+    batch         queueing.batch_wave: one wave of N requests sent at once
     disagg        prefill and decode on separate workers: TPOT from the decode workers' closed loop
                   with no prompt in their steps, TTFT from the prefill workers' queue plus the
                   KV-cache transfer over the link
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -34,7 +36,8 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import closed_loop, offline, open_loop
+from .queueing import RowLengths, batch_wave, closed_loop, offline, open_loop
+from .tables import Column, text_table
 from .units import GIB
 
 # Memory the runtime keeps outside weights and KV (activations of one step, CUDA graphs, NCCL
@@ -52,7 +55,7 @@ class Setup:
     resolved: tuple[Resolved, ...]
     step: StepModel  # decode (or aggregated) replica of each row
     prefill_step: StepModel | None  # prefill workers of disaggregated rows (same order; agg rows repeat `step`)
-    kind: np.ndarray  # 0 concurrency, 1 rate, 2 offline, 3 disagg
+    kind: np.ndarray  # 0 concurrency, 1 rate, 2 offline, 3 disagg, 4 batch
     concurrency: np.ndarray
     rate_rps: np.ndarray
     isl: np.ndarray
@@ -62,19 +65,20 @@ class Setup:
     decode_workers: np.ndarray
     prefill_workers: np.ndarray
     kv_transfer_s: np.ndarray  # disagg: moving one prompt's KV from prefill to decode worker
+    lengths: RowLengths | None = None  # per-row length moments (a dataset's distribution, or fixed isl/osl)
 
     @property
     def size(self) -> int:
         return len(self.resolved)
 
 
-_KINDS = {"concurrency": 0, "rate": 1, "offline": 2}
+_KINDS = {"concurrency": 0, "rate": 1, "offline": 2, "batch": 4}
 
 
 def _engine_settings(res: Resolved, layout_tp: int):
     from .engines import EngineOverrides, engine_policy
 
-    ctx = int(res.row.isl + res.row.osl)
+    ctx = int(max(res.row.isl + res.row.osl, 1) if res.prompt is None else res.prompt.quantile(100) + (res.output.quantile(100) if res.output else res.row.osl))
     return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=EngineOverrides(), max_model_len=ctx)
 
 
@@ -99,14 +103,21 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
         pool = f * usable - weights
     else:
         pool = f * usable - weights - RUNTIME_RESERVE_BYTES
-    isl, osl = res.row.isl, res.row.osl
-    held = isl + (osl if engine == "trtllm" else osl / 2)
+    lengths = row_lengths([res])
+    held = float((lengths.reserve_ctx if engine == "trtllm" else lengths.ctx)[0])
     window = res.model.sliding_window
     full = shape.attention_layers_full
     sliding = shape.attention_layers_sliding
     per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held))
     seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
-    return float(seqs), float(settings.max_num_batched_tokens)
+    if res.row.kind == "offline" and res.row.concurrency:
+        seqs = min(seqs, res.row.concurrency)  # the engine's cap on the running batch (max_num_seqs, gpu_batch_size)
+    return float(seqs), float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
+
+
+def row_lengths(resolved: list[Resolved]) -> RowLengths:
+    """The length moments of each row: its dataset's distributions, else its fixed isl/osl."""
+    return RowLengths.of([r.prompt for r in resolved], [r.output for r in resolved], [r.row.isl for r in resolved], [r.row.osl for r in resolved])
 
 
 def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = None) -> Setup:
@@ -127,8 +138,8 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         kind.append(3 if r.mode == "disagg" else _KINDS[r.kind])
         conc.append(r.concurrency or 0.0)
         rate.append(r.request_rate_rps or 0.0)
-        isl.append(r.isl)
-        osl.append(r.osl)
+        isl.append(res.prompt.mean if res.prompt is not None else r.isl)
+        osl.append(res.output.mean if res.output is not None else r.osl)
         dw.append(float(res.decode_workers or 1))
         pw.append(float(res.prefill_workers or 1))
         if r.mode == "disagg":
@@ -155,6 +166,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         decode_workers=f(dw),
         prefill_workers=f(pw),
         kv_transfer_s=f(xfer),
+        lengths=row_lengths(resolved),
     )
 
 
@@ -176,21 +188,30 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
     tpot = np.full(n, np.nan)
     thr = np.full(n, np.nan)
 
-    idx = np.flatnonzero(setup.kind == 0)
-    if idx.size:
-        s = step.take(idx)
-        out = closed_loop(s, setup.concurrency[idx], setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx])
-        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
-    idx = np.flatnonzero(setup.kind == 1)
-    if idx.size:
-        s = step.take(idx)
-        out = open_loop(s, setup.rate_rps[idx], setup.isl[idx], setup.osl[idx], setup.budget[idx])
-        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
-    idx = np.flatnonzero(setup.kind == 2)
-    if idx.size:
-        s = step.take(idx)
-        out = offline(s, setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx])
-        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
+    lengths = setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)
+    dist = lengths.points.shape[1] > 1
+    for kind in (0, 1, 2, 4):
+        rows = np.flatnonzero(setup.kind == kind)
+        # rows with a dataset's distribution and rows of fixed lengths apart: the latter need one
+        # prompt-length point, not the quadrature's sixteen
+        groups = [rows[(lengths.points[rows] != lengths.points[rows][:, :1]).any(axis=1)], rows[~(lengths.points[rows] != lengths.points[rows][:, :1]).any(axis=1)]] if dist else [rows]
+        for idx in groups:
+            if not idx.size:
+                continue
+            s = step.take(idx)
+            L = lengths.take(idx)
+            if L.points.shape[1] > 1 and (L.points == L.points[:, :1]).all():
+                L = RowLengths(**{**{k: getattr(L, k) for k in ("isl", "osl", "isl_sq", "isl_attn", "ctx", "reserve_ctx")}, "points": L.points[:, :1]})
+            isl, osl, cap, bud = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx]
+            if kind == 0:
+                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
+            elif kind == 1:
+                out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
+            elif kind == 2:
+                out = offline(s, isl, osl, cap, bud, lengths=L)
+            else:
+                out = batch_wave(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
+            ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
     idx = np.flatnonzero(setup.kind == 3)
     if idx.size:
         out_t, out_p, out_r = _disagg(setup, idx, step.take(idx), pstep.take(idx))
@@ -534,39 +555,60 @@ def to_json(report: Report) -> str:
 # Rendering (the CLI prints what these return)
 # ---------------------------------------------------------------------------------------------
 
-_SUMMARY_COLUMNS = (
-    ("n", "n"),
-    ("tpot_median_ape", "TPOT med %"),
-    ("tpot_p90_ape", "TPOT p90 %"),
-    ("ttft_median_ape", "TTFT med %"),
-    ("ttft_p90_ape", "TTFT p90 %"),
-    ("throughput_median_ape", "thr med %"),
-    ("throughput_p90_ape", "thr p90 %"),
-)
+_SUMMARY_COLUMNS: list[Column] = [
+    ("group", "group", ""),
+    ("n", "n", "{:,}"),
+    ("tpot_median_ape", "TPOT med %", "{:.1f}"),
+    ("tpot_p90_ape", "TPOT p90 %", "{:.1f}"),
+    ("ttft_median_ape", "TTFT med %", "{:.1f}"),
+    ("ttft_p90_ape", "TTFT p90 %", "{:.1f}"),
+    ("throughput_median_ape", "thr med %", "{:.1f}"),
+    ("throughput_p90_ape", "thr p90 %", "{:.1f}"),
+]
+_ROW_COLUMNS: list[Column] = [
+    ("id", "id", ""),
+    ("role", "role", ""),
+    ("model", "model", ""),
+    ("device", "device", ""),
+    ("engine", "engine", ""),
+    ("weight_dtype", "weights", ""),
+    ("layout", "layout", ""),
+    ("isl_osl", "isl/osl", ""),
+    ("concurrency", "N", "{:g}"),
+    ("measured_ttft_ms", "TTFT meas", "{:,.1f}"),
+    ("predicted_ttft_ms", "TTFT pred", "{:,.1f}"),
+    ("measured_tpot_ms", "TPOT meas", "{:,.2f}"),
+    ("predicted_tpot_ms", "TPOT pred", "{:,.2f}"),
+    ("measured_tokens_per_s", "thr meas", "{:,.0f}"),
+    ("predicted_tokens_per_s", "thr pred", "{:,.0f}"),
+    ("ttft_ape", "TTFT %", "{:,.1f}"),
+    ("tpot_ape", "TPOT %", "{:,.1f}"),
+    ("throughput_ape", "thr %", "{:,.1f}"),
+]
+_SKIP_COUNT_COLUMNS: list[Column] = [("n", "rows", "{:,}"), ("reason", "reason", "")]
+_SKIPPED_COLUMNS: list[Column] = [("id", "id", ""), ("model_id", "model", ""), ("system", "system", ""), ("engine", "engine", ""), ("reason", "reason", "")]
+ROW_CHOICES = ("all", "score", "fit", "skipped", "none")
 
 
-def _summary_frame(groups: dict[str, dict]) -> "pd.DataFrame":  # noqa: F821
-    import pandas as pd
-
-    rows = []
-    for name, st in groups.items():
-        row = {"group": name}
-        for key, label in _SUMMARY_COLUMNS:
-            v = st.get(key)
-            row[label] = "-" if v is None else (f"{v:,}" if key == "n" else f"{v:.1f}")
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _groups_table(groups: dict[str, dict]) -> str:
+    return text_table([{"group": name, **st} for name, st in groups.items()], _SUMMARY_COLUMNS)
 
 
-def _fmt(x: float | None, nd: int = 1) -> str:
-    return "-" if x is None else f"{x:,.{nd}f}"
+def skip_counts(report: Report) -> list[dict]:
+    """The skipped rows counted by kind of reason, most frequent first."""
+    counts: dict[str, int] = {}
+    for s in report.skipped:
+        kind = _reason_kind(s.reason)
+        counts[kind] = counts.get(kind, 0) + 1
+    return [{"n": n, "reason": reason} for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def render_table(report: Report, rows: str = "all") -> str:
-    """The validation as text: summaries (scoring rows; fit rows for the shipped table), then
-    each row (`rows`: all, score, fit or none), then the skipped rows and why."""
-    import pandas as pd
-
+    """The validation as text: summaries (scoring rows; fit rows for the shipped table), the
+    skipped rows counted by reason, then the rows `rows` asks for one by one: all, score or fit
+    (modelled rows), skipped (each skipped row and its reason) or none (the summary only)."""
+    if rows not in ROW_CHOICES:
+        raise ValueError(f"rows: expected one of {', '.join(ROW_CHOICES)}, got {rows!r}")
     d = report_dict(report)
     out = []
     roles = d.get("roles")
@@ -574,7 +616,7 @@ def render_table(report: Report, rows: str = "all") -> str:
     head += f" ({roles['fit']:,} fit, {roles['score']:,} score)" if roles else " (all scored: none was used to fit)"
     head += f", {len(report.skipped):,} skipped"
     out.append(head)
-    out.append(f"efficiency    {report.efficiency_source}")
+    out.append("\n".join(textwrap.wrap(report.efficiency_source, 100, initial_indent="efficiency    ", subsequent_indent=" " * 14)))
     out.append("error         absolute percentage error |predicted - measured| / measured: median and 90th percentile")
     out.append("")
     score = summary(report, "score")
@@ -582,14 +624,13 @@ def render_table(report: Report, rows: str = "all") -> str:
     for name, _ in GROUPS:
         for k, v in score[f"by_{name}"].items():
             groups[f"{name} {k}"] = v
-    title = "SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS"
-    out.append(title)
-    out.append(_summary_frame(groups).to_string(index=False))
+    out.append("SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS")
+    out.append(_groups_table(groups).rstrip("\n"))
     if report.coverage is not None:
         c = report.coverage
         by = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_by_metric"].items() if v is not None)
         out.append("")
-        out.append(f"BANDS (80 %: the model's p10-p90 error, what sizer solve's bands use)")
+        out.append("BANDS (80 %: the model's p10-p90 error, what sizer solve's bands use)")
         line = f"  interval_coverage {c['interval_coverage']:.3f} ({by}) over {c['interval_figures']:,} figures"
         out.append(line if c["interval_coverage"] is not None else "  interval_coverage - (no figure to score)")
         if "interval_coverage_held_out_devices" in c and c["interval_coverage_held_out_devices"] is not None:
@@ -599,49 +640,22 @@ def render_table(report: Report, rows: str = "all") -> str:
     if roles:
         out.append("")
         out.append("FIT ROWS (used by `sizer calibrate`; shown for comparison, not a score)")
-        out.append(_summary_frame({"overall": summary(report, "fit")["overall"]}).to_string(index=False))
-    if rows != "none":
-        chosen = [r for r in d["rows"] if rows == "all" or r["role"] == rows]
+        out.append(_groups_table({"overall": summary(report, "fit")["overall"]}).rstrip("\n"))
+    if report.skipped:
+        out.append("")
+        hint = "" if rows == "skipped" else "; --rows skipped lists them"
+        out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe, none dropped silently{hint})")
+        out.append(text_table(skip_counts(report), _SKIP_COUNT_COLUMNS, indent="  ").rstrip("\n"))
+    if rows in ("all", "score", "fit"):
+        chosen = [{**r, "isl_osl": f"{r['isl']:g}/{r['osl']:g}"} for r in d["rows"] if rows == "all" or r["role"] == rows]
         if chosen:
             out.append("")
             out.append("PER ROW (ms; tokens/s of the measured deployment)")
-            frame = pd.DataFrame(
-                [
-                    {
-                        "id": r["id"],
-                        "role": r["role"],
-                        "model": r["model"],
-                        "device": r["device"],
-                        "engine": r["engine"],
-                        "weights": r["weight_dtype"],
-                        "layout": r["layout"],
-                        "isl/osl": f"{r['isl']:g}/{r['osl']:g}",
-                        "N": "-" if r["concurrency"] is None else f"{r['concurrency']:g}",
-                        "TTFT meas": _fmt(r["measured_ttft_ms"]),
-                        "TTFT pred": _fmt(r["predicted_ttft_ms"]),
-                        "TPOT meas": _fmt(r["measured_tpot_ms"], 2),
-                        "TPOT pred": _fmt(r["predicted_tpot_ms"], 2),
-                        "thr meas": _fmt(r["measured_tokens_per_s"], 0),
-                        "thr pred": _fmt(r["predicted_tokens_per_s"], 0),
-                        "TTFT %": _fmt(r["ttft_ape"]),
-                        "TPOT %": _fmt(r["tpot_ape"]),
-                        "thr %": _fmt(r["throughput_ape"]),
-                    }
-                    for r in chosen
-                ]
-            )
-            out.append(frame.to_string(index=False))
-    if report.skipped:
+            out.append(text_table(chosen, _ROW_COLUMNS).rstrip("\n"))
+    elif rows == "skipped" and report.skipped:
         out.append("")
-        out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe; none dropped silently)")
-        counts: dict[str, int] = {}
-        for s in report.skipped:
-            counts[_reason_kind(s.reason)] = counts.get(_reason_kind(s.reason), 0) + 1
-        for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            out.append(f"  {n:5,}  {reason}")
-        out.append("")
-        frame = pd.DataFrame([{"id": s["id"], "model": s["model_id"], "system": s["system"], "engine": s["engine"], "reason": s["reason"]} for s in d["skipped"]])
-        out.append(frame.to_string(index=False))
+        out.append("SKIPPED ROWS")
+        out.append(text_table(d["skipped"], _SKIPPED_COLUMNS).rstrip("\n"))
     return "\n".join(out) + "\n"
 
 

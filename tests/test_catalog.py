@@ -36,25 +36,28 @@ def test_required_devices_models_and_providers(catalog):
     for n in REQUIRED_MODELS:
         assert catalog.find_model(n) is not None, n
     assert len(catalog.providers()) >= 3
-    # MI325X is the one required device without a price: its only dated figure (a secondary note
-    # of 2026-05-18) is older than six months at the re-sourcing date and was dropped (prices.yaml)
     for n in REQUIRED_GPUS:
-        if n != "MI325X":
-            assert catalog.prices_for(n), f"no on-demand price for {n}"
+        assert catalog.prices_for(n), f"no on-demand price for {n}"
 
 
 # Issue 11: at least one first-party on-demand price for each of these, from a hyperscaler or one
 # of the larger GPU clouds (MI300X: from the providers that rent it and publish a dated price)
 FIRST_PARTY_ON_DEMAND = {
-    "H100-SXM": {"aws", "gcp", "coreweave", "lambda", "nebius", "crusoe", "runpod"},
-    "H200-SXM": {"aws", "coreweave", "nebius", "crusoe", "runpod"},
-    "B200": {"aws", "coreweave", "lambda", "nebius", "runpod"},
-    "A100-80GB": {"aws", "coreweave", "lambda", "crusoe", "runpod"},
-    "A100-40GB": {"aws", "lambda"},
-    "L40S": {"aws", "coreweave", "nebius", "crusoe", "runpod"},
+    "H100-SXM": {"aws", "azure", "gcp", "oracle", "coreweave", "lambda", "nebius", "crusoe", "runpod"},
+    "H200-SXM": {"aws", "azure", "gcp", "oracle", "coreweave", "nebius", "crusoe", "runpod"},
+    "B200": {"aws", "oracle", "coreweave", "lambda", "nebius", "runpod"},
+    "A100-80GB": {"aws", "azure", "gcp", "oracle", "coreweave", "lambda", "crusoe", "runpod"},
+    "A100-40GB": {"aws", "azure", "gcp", "lambda"},
+    "L40S": {"aws", "oracle", "coreweave", "nebius", "crusoe", "runpod"},
     "L4": {"aws"},
-    "MI300X": {"crusoe", "digitalocean"},
+    "MI300X": {"azure", "oracle", "crusoe", "digitalocean", "runpod"},
+    "MI325X": {"digitalocean"},
 }
+# Devices with no dated first-party price anywhere in the stored public material (prices.yaml's
+# header says why): their rows, if any, are secondary, so `provider: any` prices no plan on them.
+NO_FIRST_PARTY = {"MI355X"}
+# Multi-GPU first-party shapes a tp >= 2 group needs (issue 11 round 2: MI300X had only 1-GPU rows)
+MULTI_GPU_FIRST_PARTY = {"MI300X": 8, "MI325X": 8, "H100-SXM": 8, "H200-SXM": 8, "B200": 8, "A100-80GB": 8, "A100-40GB": 8, "L40S": 8, "L4": 8}
 RESOURCED_ON = "2026-12-01"  # rows older than six months at this date were re-read or dropped
 
 
@@ -72,6 +75,13 @@ def test_every_row_is_sourced_dated_recent_and_first_party_where_published(catal
     for device, providers in FIRST_PARTY_ON_DEMAND.items():
         found = {p.provider for p in catalog.prices if p.device == device and p.kind == "on_demand" and p.source_kind == "provider_page"}
         assert providers <= found, f"{device}: no first-party on-demand price from {providers - found}"
+    for device in NO_FIRST_PARTY:
+        rows = [p for p in catalog.prices if p.device == device]
+        assert all(p.source_kind != "provider_page" for p in rows), f"{device}: a first-party row exists; update NO_FIRST_PARTY and the header"
+        assert not catalog.restricted(min_source_kind="provider_page").prices_for(device)
+    for device, gpus in MULTI_GPU_FIRST_PARTY.items():
+        largest = max(p.gpus_per_instance for p in catalog.prices if p.device == device and p.kind == "on_demand" and p.source_kind == "provider_page")
+        assert largest >= gpus, f"{device}: largest first-party on-demand instance holds {largest} GPUs"
     # the same offer listed twice keeps the newer row (RunPod re-read 2026-11-09: Secure H100 $3.49 -> $3.99)
     secure = [p for p in catalog.prices if p.device == "H100-SXM" and p.provider == "runpod" and p.plan == "Secure Cloud"]
     assert {p.usd_per_gpu_hour for p in secure} == {3.99} and {p.price_date for p in secure} == {"2026-11-09"}

@@ -243,10 +243,26 @@ def test_every_deployment_and_alternative_carries_its_evidence_and_band(chat):
         assert keys <= set(d["evidence"]), d["device"]
         assert d["max_rate_rps_per_replica_p10"] <= d["max_rate_rps_per_replica"] * 1.02
         assert d["max_rate_rps_per_replica_p90"] >= d["max_rate_rps_per_replica_p10"]
-    by = {d["device"]: d for d in chat["deployments"] + chat["alternatives"]}
-    # H100-SXM's factors are fitted on its own rows; MI300X has none: datasheet x global factors
-    assert by["H100-SXM"]["evidence"]["basis"] == "measured" and by["H100-SXM"]["evidence"]["device_engine_rows"] > 0
-    assert by["MI300X"]["evidence"]["basis"] == "datasheet x global factors" and by["MI300X"]["evidence"]["device_rows"] == 0
+
+
+def test_the_basis_and_the_row_counts_follow_the_catalog(chat, catalog):
+    """`measured` exactly for the devices with efficiency entries fitted on their own rows; the
+    counts are the scoring rows of the device (and engine) in the residual table."""
+    from sizer.efficiency import efficiency_table
+    from sizer.evidence import measured_devices
+
+    measured = measured_devices(efficiency_table(catalog.root))
+    rows = residual_table(catalog).rows
+    for d in chat["deployments"] + chat["alternatives"]:
+        e = d["evidence"]
+        assert e["basis"] == ("measured" if d["device"].lower() in measured else "datasheet x global factors"), d["device"]
+        assert e["device_rows"] == sum(r.device == d["device"] for r in rows)
+        assert e["device_engine_rows"] == sum(r.device == d["device"] and r.engine == "vllm" for r in rows)
+        assert e["group"] in ("device+engine", "device", "family", "vendor", "all")
+        assert (e["group"] == "device+engine") == (e["device_engine_rows"] > 0)
+
+
+def test_the_plan_at_one_half_reports_its_cost_band_and_p50_sizing(chat):
     assert chat["confidence"] == 0.5 and chat["confidence_cost"] is None
     assert chat["cost_usd_per_hour_p10"] <= chat["cost_usd_per_hour"]
     # sized on p99 under Poisson arrivals; the same bounds on the median need fewer GPUs

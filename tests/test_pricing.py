@@ -47,28 +47,30 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_an_l40s_tp8_replica_on_aws_is_priced_on_the_instance_that_holds_it(tmp_path, catalog):
-    # prices.yaml (tsaol/aws-gpu, 2026-08-26): g6e.xlarge 1 x L40S $1.861/h; g6e.48xlarge
-    # 8 x L40S $30.131184/h = $3.766398 per GPU. One tp=8 replica needs the 48xlarge:
-    # 8 x 3.766398 = $30.131184 per hour (before issue 11: 8 x 1.861 = $14.888 on the one-GPU VM).
+    # prices.yaml (AWS on-demand, us-east-1, read 2026-10-10 by ewyluda/gpu-price-index):
+    # g6e.xlarge 1 x L40S $1.861/h; g6e.12xlarge 4 x L40S $10.4926/h ($2.6232/GPU); g6e.48xlarge
+    # 8 x L40S $30.1312/h = $3.7664 per GPU. One tp=8 replica needs the 48xlarge:
+    # 8 x 3.7664 = $30.1312 per hour (before issue 11: 8 x 1.861 = $14.888 on the one-GPU VM).
     path = _workload(tmp_path, "search: {devices: [L40S], tp: [8], pp: [1], kv_dtypes: [bf16], weight_dtypes: [bf16]}\npricing: {provider: aws}\n")
     plan = solve(load_workload(path, catalog), catalog, as_of=AS_OF)
     (d,) = plan.deployments
     assert d.replicas == 1 and d.instance_gpus == 8
-    assert plan.cost_usd_per_hour == pytest.approx(30.131184, abs=1e-6)
+    assert plan.cost_usd_per_hour == pytest.approx(30.1312, abs=1e-6)
     assert d.instance_note == "L40S tp=8: aws g6e.xlarge holds 1 GPU; g6e.48xlarge ($3.766/GPU-h) used"
     assert "instance  L40S tp=8: aws g6e.xlarge holds 1 GPU; g6e.48xlarge ($3.766/GPU-h) used" in render_plan(plan, "table")
 
 
 def test_a_group_no_instance_holds_is_rejected_naming_the_shape_unless_it_may_span_machines(tmp_path, catalog):
-    # GCP prices H100 only as a3-highgpu-1g (one GPU, $10.9791/h). tp=2 does not fit one machine.
-    body = "search: {devices: [H100-SXM], tp: [2], pp: [1], kv_dtypes: [bf16], weight_dtypes: [bf16]}\npricing: {provider: gcp}\n"
-    with pytest.raises(InfeasibleError, match=r"H100-SXM tp=2 needs 2 GPUs in one machine; the largest on_demand instance on offer holds 1 \(gcp a3-highgpu-1g\)"):
+    # Nebius's H100 rows rent one GPU (its page gives the smallest rental only): the cheaper is
+    # $3.85 per GPU-hour ("on-demand (price displayed when read)"). tp=2 does not fit one machine.
+    body = "search: {devices: [H100-SXM], tp: [2], pp: [1], kv_dtypes: [bf16], weight_dtypes: [bf16]}\npricing: {provider: nebius}\n"
+    with pytest.raises(InfeasibleError, match=r"H100-SXM tp=2 needs 2 GPUs in one machine; the largest on_demand instance on offer holds 1 \(nebius on-demand \(price displayed when read\)\)"):
         solve(load_workload(_workload(tmp_path, body), catalog), catalog, as_of=AS_OF)
-    # allow_cross_node: the replica spans two one-GPU instances, 2 x $10.9791 = $21.9582 per hour
+    # allow_cross_node: the replica spans two one-GPU instances, 2 x $3.85 = $7.70 per hour
     plan = solve(load_workload(_workload(tmp_path, body + "constraints: {allow_cross_node: true}\n", "x.yaml"), catalog), catalog, as_of=AS_OF)
     (d,) = plan.deployments
     assert d.candidate.config.node_gpus == 1 and d.instance_gpus == 1 and d.replicas == 1
-    assert plan.cost_usd_per_hour == pytest.approx(2 * 10.9791)
+    assert plan.cost_usd_per_hour == pytest.approx(2 * 3.85)
     assert plan_to_dict(plan)["deployments"][0]["node_gpus"] == 1
 
 
@@ -97,13 +99,21 @@ def test_the_step_model_charges_the_inter_node_link_for_what_crosses_machines(ca
 # ------------------------------------------------------------------------------------------------
 
 
-def test_price_ages_count_to_as_of(catalog):
-    do = next(p for p in catalog.prices if p.device == "MI300X" and p.provider == "digitalocean")
+def test_price_ages_count_to_as_of(tmp_path, catalog):
+    do = next(p for p in catalog.prices if p.device == "MI300X" and p.provider == "digitalocean" and p.instance == "gpu-mi300x1-192gb")
     assert do.source_kind == "provider_page" and do.age_days(AS_OF) == 55  # 2026-10-07 -> 12-01: 24 + 30 + 1
     azure = next(p for p in catalog.prices if p.device == "H100-SXM" and p.provider == "azure")
-    assert azure.source_kind == "secondary" and azure.age_days(AS_OF) == 30  # "2026-11": from the 1st
+    assert azure.source_kind == "provider_page" and azure.age_days(AS_OF) == 52  # 2026-10-10 -> 12-01: 21 + 30 + 1
+    # a date known to the month only counts from the 1st: "2026-11" -> 30 days
+    month = tmp_path / "month.yaml"
+    month.write_text("prices:\n  - {device: H100-SXM, provider: x, kind: on_demand, usd_per_gpu_hour: 3.0, price_date: '2026-11'}\n")
+    assert load_prices(month, catalog.gpus, user=True)[0].age_days(AS_OF) == 30
+    # the safe rule where the source states no machine size: Crusoe's H100 page prices per GPU-hour
+    crusoe = next(p for p in catalog.prices if p.device == "H100-SXM" and p.provider == "crusoe")
+    assert crusoe.gpus_per_instance == 1 and crusoe.gpus_per_instance_assumed
+    # and where a source names the machine: Crusoe's MI300X is the 8-GPU mi300x-192gb-ib.8x
     crusoe = next(p for p in catalog.prices if p.device == "MI300X" and p.provider == "crusoe")
-    assert crusoe.gpus_per_instance == 1 and crusoe.gpus_per_instance_assumed  # the safe rule
+    assert crusoe.gpus_per_instance == 8 and not crusoe.gpus_per_instance_assumed
 
 
 def test_provider_any_uses_first_party_rows_by_default_and_named_providers_every_row(tmp_path, catalog):
@@ -142,14 +152,16 @@ def test_a_plan_on_a_marketplace_price_is_flagged_with_the_first_party_plan_besi
 
 
 def test_json_is_reproducible_with_as_of_and_old_prices_are_flagged(tmp_path):
-    # daily-llama-3.1-8b-aws plans on AWS rows read 2026-08-26: 97 days before 2026-12-01 (> 90)
+    # daily-llama-3.1-8b-aws plans L40S on AWS: on-demand g6e.xlarge re-read 2026-10-10 (52 days
+    # before 2026-12-01), reserved_1y read 2026-08-26 (97 days: > 90, flagged)
     args = ("solve", "workloads/daily-llama-3.1-8b-aws.yaml", "--as-of", "2026-12-01", "--format", "json")
     a, b = _cli(*args), _cli(*args)
     assert a.returncode == 0, a.stderr
     assert a.stdout == b.stdout
     data = json.loads(a.stdout)
-    assert data["as_of"] == "2026-12-01" and data["deployments"][0]["price_age_days"] == 97
-    assert any("97 days before 2026-12-01: older than 90 days" in t for t in data["price_warnings"])
+    d = data["deployments"][0]
+    assert data["as_of"] == "2026-12-01" and d["price_age_days"] == 52 and d["reserved_price_age_days"] == 97
+    assert any("(aws reserved_1y) was read 2026-08-26, 97 days before 2026-12-01: older than 90 days" in t for t in data["price_warnings"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -170,7 +182,11 @@ def test_a_users_price_file_overlays_the_catalog(tmp_path, catalog):
     assert [(p.usd_per_gpu_hour, p.source_kind, p.gpus_per_instance) for p in rows] == [(1.80, "user", 1), (2.0, "user", 8)]
     mine = catalog.with_prices(rows)
     do = [p for p in mine.prices if p.device == "MI300X" and p.provider == "digitalocean"]
-    assert [(p.usd_per_gpu_hour, p.source_kind, p.age_days(AS_OF)) for p in do] == [(1.80, "user", None)]
+    # the 1-GPU droplet is replaced; the 8-GPU droplet (another instance) stays the catalog's
+    assert sorted((p.instance, p.usd_per_gpu_hour, p.source_kind, p.age_days(AS_OF)) for p in do) == [
+        ("gpu-mi300x1-192gb", 1.80, "user", None),
+        ("gpu-mi300x8-1536gb", 2.59, "provider_page", 58),
+    ]
     assert len(mine.prices) == len(catalog.prices) + 1
     # pricing.files, relative to the workload, and pricing.providers: [mycloud]: one tp=2 replica
     # takes a 2-GPU slot of one whole 8-GPU instance: $16.00 per hour, 6 GPUs idle ($12.00)
@@ -211,7 +227,7 @@ def test_catalog_prices_lists_shape_provenance_and_age():
     assert header == ["device", "provider", "kind", "$/GPU-h", "instance", "GPUs/inst", "source_kind", "date", "age"]
     row = next(line.split() for line in run.stdout.splitlines() if "digitalocean" in line)
     assert row == ["MI300X", "digitalocean", "on_demand", "2.59", "gpu-mi300x1-192gb", "1", "provider_page", "2026-10-07", "55d"]
-    assert any(line.split()[:2] == ["MI300X", "crusoe"] and "1*" in line.split() for line in run.stdout.splitlines())
+    assert any(line.split()[:2] == ["H100-SXM", "crusoe"] and "1*" in line.split() for line in run.stdout.splitlines())
     data = json.loads(_cli("catalog", "prices", "--as-of", "2026-12-01", "--format", "json").stdout)
     do = next(r for r in data if r["provider"] == "digitalocean")
     for key in ("source", "quote", "notes", "source_kind", "gpus_per_instance", "gpus_per_instance_assumed", "instance", "age_days", "usd_per_instance_hour", "region"):
@@ -275,8 +291,8 @@ def test_break_even_of_a_daily_profile_uses_the_days_cost_and_scales_reserved_to
 
 
 def test_break_even_is_printed_under_plan(tmp_path, catalog):
-    # chat-like traffic on MI300X (DigitalOcean $2.59, one GPU) against H100-SXM (RunPod $2.69):
-    # the printed price is the H100 plan's cost over the MI300X plan's GPUs.
+    # chat-like traffic on MI300X (RunPod Secure $2.39, one GPU) against H200-SXM (RunPod $3.59):
+    # the printed price is the H200 plan's cost over the MI300X plan's GPUs.
     plan = solve(load_workload(ROOT / "workloads" / "chat-llama-3.1-70b.yaml", catalog), catalog, as_of=AS_OF)
     alt = plan.alternatives[0]
     gpus = sum(d.gpus for d in plan.deployments)

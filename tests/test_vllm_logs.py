@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sizer.engines import EngineOverrides, configuration_breakdown
+from sizer.engines import EngineOverrides, configuration_breakdown, resolve_kv_dtype
 from sizer.model import arch_from_config, load_config_json
 from sizer.units import GIB
 
@@ -75,13 +75,6 @@ MEASURED = {
         "weights: sizer 67.75 GiB against the logged 67.82 (Qwen2.5-72B architecture, as above); 0.07 GiB of a 3.02 GiB pool.",
         67.82,
     ),
-    "google-gemma-3-27b-it--h100-80gb--tp1pp1dp1--8192": (
-        +0.0245,
-        "weights: sizer 51.13 GiB (text 27.0B + SigLIP tower and projector 0.42B, 16-bit) against the logged 51.45; "
-        "Gemma-3 logs 0.3-0.55 GiB more than its published parameters at every size (4B, 12B, 27B), and its profile "
-        "peak (3.99 GiB) 0.14 GiB more than the sampler run sizer derives (the vision encoder's own profile peak).",
-        51.45,
-    ),
 }
 
 
@@ -125,37 +118,80 @@ def _heldout(entry, catalog):
     return m
 
 
-HELDOUT_MEASURED = {
-    "qwen-qwen3-30b-a3b--h100-80gb--tp1pp1dp1--8192": (
-        +0.0337,
-        "MoE profile peak: logged 2.68 GiB, sizer 2.17 (its larger term here is the sampler run); the fused-MoE "
-        "workspaces sizer derives (fused_moe.py workspace_shapes) account for 0.6 GiB of a forward peak of about 2.65 "
-        "on a 15.41 GiB pool.",
-    ),
-    "meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192": (
-        +0.0431,
-        "the config in tests/data/model_configs is the text model only (its vision_config is not in the copy): "
-        "weights 52.69 GiB against the logged 53.12, and the vision encoder's profile peak (activation 2.93 against 3.19), "
-        "on a 16.75 GiB pool.",
-    ),
-}
-
-
-@pytest.mark.parametrize("entry", [e for e in HELDOUT if e["id"] not in HELDOUT_MEASURED], ids=lambda e: e["id"])
+@pytest.mark.parametrize("entry", HELDOUT, ids=lambda e: e["id"])
 def test_heldout_vllm_019_log_within_two_percent(entry, catalog):
     m = _heldout(entry, catalog)
     err = m.engine_kv_tokens / entry["tokens"] - 1
     assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} ({err:+.2%})"
 
 
-@pytest.mark.parametrize("entry_id", sorted(HELDOUT_MEASURED))
-def test_heldout_vllm_019_log_with_measured_reason(entry_id, catalog):
-    entry = next(e for e in HELDOUT if e["id"] == entry_id)
-    measured, reason = HELDOUT_MEASURED[entry_id]
-    m = _heldout(entry, catalog)
-    assert m.engine_kv_tokens / entry["tokens"] - 1 == pytest.approx(measured, abs=0.0025), reason
-    # the reason in figures: sizer's activation (and weights, for Scout) fall short of the logged ones
-    assert m.activation_bytes_per_gpu / GIB < entry["activation_gib"] - 0.2, reason
+# --- other releases (tests/data/vllm_logs/vllm_other_releases.yaml) ---------------------------------
+
+OTHER = yaml.safe_load((DATA / "vllm_other_releases.yaml").read_text())["entries"]
+
+
+def _other(entry, catalog, *, version: str | None = None):
+    spec = entry["model"]
+    if spec.endswith(".json"):
+        folder = DATA / "configs" if (DATA / "configs" / spec).is_file() else Path(__file__).resolve().parent / "data" / "model_configs"
+        model = load_config_json(folder / spec)
+    else:
+        model = catalog.model(spec)
+    _, m = configuration_breakdown(
+        model, catalog.gpu("H100-SXM"), engine="vllm", version=version or entry["vllm"], tp=entry["tp"], pp=1, weight_dtype=entry["weights"],
+        kv=resolve_kv_dtype("auto", model), context_tokens=entry["max_model_len"], max_model_len=entry["max_model_len"],
+        overrides=EngineOverrides(memory_fraction=entry["util"], block_size_tokens=entry["block_size"], flashinfer_installed=entry.get("flashinfer_installed")),
+    )
+    return m
+
+
+# Logs of other releases sizer does not reproduce within 2 %: the measured error (pool GiB, sizer / logged - 1) and
+# what the log shows accounts for it.
+OTHER_MEASURED = {
+    "a-gpt-oss-120b-tp1-16000": (
+        -0.0346,
+        "weights: sizer 64.51 GiB against the logged 64.38, 0.13 GiB of a 3.33 GiB pool (0.95 of one H100). The MXFP4 experts are sized with their hidden dimension padded to 3,072 (the Marlin path's "
+        "rule); the Triton path this H100 run takes pads only the scales (triton_kernels hopper_scale.py), which "
+        "would give about 60.9 GiB: the 3.5 GiB between that and the logged figure is not traced to the source.",
+        64.38,
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", [e for e in OTHER if e["id"] not in OTHER_MEASURED], ids=lambda e: e["id"])
+def test_other_release_log_within_two_percent(entry, catalog):
+    m = _other(entry, catalog)
+    err = m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1
+    assert abs(err) < 0.02, f"{entry['id']} (vLLM {entry['vllm']}): sizer {m.engine_available_kv_bytes / GIB:.2f} vs logged {entry['kv_gib']} GiB ({err:+.2%})"
+    if "tokens" in entry:
+        err = m.engine_kv_tokens / entry["tokens"] - 1
+        assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
+    # each term as logged, within 0.05 GiB (weights within 0.1): the pool is right for the right reasons
+    assert m.activation_bytes_per_gpu / GIB == pytest.approx(entry["activation_gib"], abs=0.05) or entry.get("flashinfer_installed")
+    assert m.runtime_overhead_bytes_per_gpu / GIB == pytest.approx(entry["non_torch_gib"], abs=0.05)
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.1)
+
+
+@pytest.mark.parametrize("entry_id", sorted(OTHER_MEASURED))
+def test_other_release_log_with_measured_reason(entry_id, catalog):
+    entry = next(e for e in OTHER if e["id"] == entry_id)
+    measured, reason, logged_weights = OTHER_MEASURED[entry_id]
+    m = _other(entry, catalog)
+    assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+    # the same rule on the logged weights lands within 2 %
+    pool = (m.budget_bytes - m.activation_bytes_per_gpu - m.runtime_overhead_bytes_per_gpu - m.cuda_graph_bytes_per_gpu) / GIB - logged_weights
+    assert abs(pool / entry["kv_gib"] - 1) < 0.02, reason
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB > logged_weights + 0.1, reason
+
+
+def test_releases_0_11_1_to_0_16_predict_the_undated_set_alike(catalog):
+    # Source A does not name its release; its figures place it in 0.11.1-0.16 (see the data file). Every release of
+    # that range gives the same pool for every entry, so the tag does not matter; 0.11.0 (its Docker image samples with
+    # FlashInfer) and 0.17 (Triton sampling, all-reduce fusion) do not.
+    for entry in (e for e in OTHER if e["source"] == "A" and e["id"] not in OTHER_MEASURED):
+        pools = {v: round(_other(entry, catalog, version=v).engine_available_kv_bytes / GIB, 2) for v in ("0.11.2", "0.12.0", "0.13.0", "0.14.1", "0.16.0")}
+        assert len(set(pools.values())) == 1, (entry["id"], pools)
+        assert round(_other(entry, catalog, version="0.17.0").engine_available_kv_bytes / GIB, 2) != pools["0.14.1"]
 
 
 def test_sampler_path_change_between_016_and_017_as_logged():
@@ -212,22 +248,81 @@ def test_sampler_path_by_release(catalog):
 
 
 def test_release_moves_snapshot_and_cuda_graphs(catalog):
-    # Llama-3.1-8B TP 2 on H100: 0.10 (snapshot before distributed init) charges the 1.00 GiB of
-    # communicators made at init; 0.19 does not; 0.20 subtracts its CUDA-graph estimate
-    # (0.30 GiB + 32 layers x 16 MiB = 0.80 GiB) from the budget.
+    # Llama-3.1-8B TP 2 on H100, non-torch increase after the snapshot, worked by hand from VllmRelease:
+    # 0.10 (snapshot before distributed init): 0.13 kernels + 0.42 first collectives + 1.00 communicators made at init;
+    # 0.14 (snapshot after it, no all-reduce fusion): 0.13 + 0.42 = 0.55 GiB (source A's TP 2 logs: 0.55, 0.54);
+    # 0.19 (fusion on by default from 0.17; 0.25 from 0.18): 0.25 + 1.82 = 2.07 GiB (the held-out 0.19 log: 2.07);
+    # 0.20 subtracts its CUDA-graph estimate (0.30 GiB + 32 layers x 16 MiB = 0.80 GiB) from the budget.
     model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
 
-    def mb(version):
-        return configuration_breakdown(model, gpu, engine="vllm", version=version, tp=2, pp=1, weight_dtype="bf16", kv="bf16",
+    def mb(version, tp=2):
+        return configuration_breakdown(model, gpu, engine="vllm", version=version, tp=tp, pp=1, weight_dtype="bf16", kv="bf16",
                                        context_tokens=8192, max_model_len=8192, overrides=EngineOverrides(memory_fraction=0.95))[1]
 
-    m10, m19, m20 = mb("0.10.2"), mb("0.19.0"), mb("0.20.0")
-    assert m10.runtime_overhead_bytes_per_gpu - m19.runtime_overhead_bytes_per_gpu == pytest.approx(1.0 * GIB)
+    m10, m14, m19, m20 = mb("0.10.2"), mb("0.14.1"), mb("0.19.0"), mb("0.20.0")
+    assert m10.runtime_overhead_bytes_per_gpu == pytest.approx((0.13 + 0.42 + 1.00) * GIB)
+    assert m14.runtime_overhead_bytes_per_gpu == pytest.approx(0.55 * GIB)
+    assert m19.runtime_overhead_bytes_per_gpu == pytest.approx(2.07 * GIB)
+    assert mb("0.17.0").runtime_overhead_bytes_per_gpu == pytest.approx((0.13 + 1.82) * GIB)
+    assert mb("0.14.1", tp=1).runtime_overhead_bytes_per_gpu == pytest.approx(0.13 * GIB)
+    assert mb("0.18.0", tp=1).runtime_overhead_bytes_per_gpu == pytest.approx(0.25 * GIB)
     assert m19.cuda_graph_bytes_per_gpu == 0
     assert m20.cuda_graph_bytes_per_gpu == pytest.approx(0.30 * GIB + 32 * 16 * 2**20)
     assert m19.kv_pool_bytes_per_gpu - m20.kv_pool_bytes_per_gpu == pytest.approx(m20.cuda_graph_bytes_per_gpu)
     # 0.8: every non-torch byte, the CUDA context (0.51 GiB on H100) included
     assert mb("0.8.5").runtime_overhead_bytes_per_gpu - m10.runtime_overhead_bytes_per_gpu == pytest.approx(0.51 * GIB)
+    # a 0.17+ install without FlashInfer (not the wheel's default) has no fusion: the pre-0.17 TP term
+    no_fi = configuration_breakdown(model, gpu, engine="vllm", version="0.19.0", tp=2, pp=1, weight_dtype="bf16", kv="bf16", context_tokens=8192,
+                                    max_model_len=8192, overrides=EngineOverrides(memory_fraction=0.95, flashinfer_installed=False))[1]
+    assert no_fi.runtime_overhead_bytes_per_gpu == pytest.approx((0.25 + 0.42) * GIB)
+
+
+def test_moe_workspace_is_held_through_the_sampler_run_from_0_14(catalog):
+    # Qwen3-30B-A3B, one H100, 8,192 tokens: N = 2 x 768, K = 2,048, top-8.
+    # 0.14+ (FusedMoEModularKernel via the WorkspaceManager): workspace13 8,192 x 8 x max(768, 2,048) and workspace2
+    #   8,192 x 8 x max(1,536, 2,048), 2 B each = 536,870,912 B, still allocated when the sampler run peaks.
+    # 0.13 (fused_experts_impl, per call): cache13 8,192 x 8 x 2,048 + cache2 8,192 x 8 x 768 + output 8,192 x 2,048,
+    #   2 B = 402,653,184 B, freed before the sampler runs.
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    model = catalog.model("qwen3-30b-a3b")
+    p = VllmPolicy()
+    assert p.moe_workspace_bytes(model, 1, 8192, VllmRelease.of("0.19.0")) == 536_870_912
+    assert p.moe_workspace_bytes(model, 1, 8192, VllmRelease.of("0.13.0")) == 402_653_184
+    # 0.14-0.17 chunk at 16,384 tokens: a 32,768-token budget keeps 16,384 tokens of workspace and a separate output
+    assert p.moe_workspace_bytes(model, 1, 32768, VllmRelease.of("0.16.0")) == 16384 * 8 * 4096 * 2 + 32768 * 2048 * 2
+    assert p.moe_workspace_bytes(model, 1, 32768, VllmRelease.of("0.19.0")) == 32768 * 8 * 4096 * 2
+    gpu = catalog.gpu("H100-SXM")
+    s19 = p.settings(gpu, model, 1, version="0.19.0", overrides=EngineOverrides(), max_model_len=8192)
+    s13 = p.settings(gpu, model, 1, version="0.13.0", overrides=EngineOverrides(), max_model_len=8192)
+    from sizer.memory import KvFormat
+
+    m19 = p.breakdown(model, gpu, tp=1, pp=1, weight_dtype="bf16", kv=KvFormat.of("bf16"), settings=s19, context_tokens=8192)
+    m13 = p.breakdown(model, gpu, tp=1, pp=1, weight_dtype="bf16", kv=KvFormat.of("bf16"), settings=s13, context_tokens=8192)
+    samp19 = next(v for k, _, v in m19.detail if k == "dummy sampler run")
+    sampler_alone, _ = p.sampler_peak(model, gpu, 1, s19, VllmRelease.of("0.19.0"))
+    assert samp19 == sampler_alone + 536_870_912
+    # the held-out 0.19 log: torch peak increase 2.68 GiB (sizer: that sum + 32 MiB cuBLAS)
+    assert m19.activation_bytes_per_gpu / GIB == pytest.approx(2.68, abs=0.02)
+    assert next(v for k, _, v in m13.detail if k == "dummy sampler run") == p.sampler_peak(model, gpu, 1, s13, VllmRelease.of("0.13.0"))[0]
+    # MXFP4 (gpt-oss) runs the monolithic Triton path: nothing held
+    assert not p.moe_workspace_held(catalog.model("gpt-oss-20b"), "mxfp4", VllmRelease.of("0.19.0"))
+
+
+def test_vision_profile_holds_the_dummy_images(catalog):
+    # Gemma-3-27B at 8,192 tokens: 8,192 // 256 = 32 images of 3 x 896^2 pixels in bf16 = 154,140,672 B, and their
+    # 8,192 x 5,376 x 2 B outputs; Llama-4-Scout: 8,192 // 2,448 = 3 images of 17 tiles of 336^2.
+    from sizer.engines import VllmPolicy
+
+    p = VllmPolicy()
+    gemma = _config("google/gemma-3-27b-it")
+    s = p.settings(catalog.gpu("H100-SXM"), gemma, 1, version="0.19.0", overrides=EngineOverrides(), max_model_len=8192)
+    held, _ = p.vision_profile_held_bytes(gemma, s)
+    assert held == 32 * 3 * 896**2 * 2 + 8192 * 5376 * 2
+    scout = load_config_json(DATA / "configs" / "meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json")
+    assert (scout.vision_item_tiles, scout.vision_item_tokens) == (17, 2448)
+    held, _ = p.vision_profile_held_bytes(scout, s)
+    assert held == 3 * 17 * 3 * 336**2 * 2 + 3 * 2448 * 5120 * 2
 
 
 def test_pipeline_stages_run_the_sampler_on_the_last_only(catalog):
@@ -272,3 +367,23 @@ def test_auto_kv_dtype_is_the_checkpoint_dtype(catalog, tmp_path):
     p = tmp_path / "w.yaml"
     p.write_text("model: llama-3.1-8b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nsearch: {kv_dtypes: [auto, fp8]}\n")
     assert load_workload(p, catalog).search.kv_dtypes == ("bf16", "fp8")
+
+
+def test_flashinfer_installed_reaches_the_rule_from_the_workload(catalog, tmp_path):
+    # vLLM 0.11.0 with FlashInfer installed samples with it (14 B per logit), without it with the sort (38 B):
+    # Llama-3.1-8B, 1,024 rows x 128,256 vocab x 24 B = 2.94 GiB less activation with it.
+    from sizer.candidates import engine_overrides
+    from sizer.workload import load_workload
+
+    p = tmp_path / "w.yaml"
+    p.write_text('model: llama-3.1-8b\nengine_version: "0.11.0"\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\n'
+                 "memory: {flashinfer_installed: true}\n")
+    w = load_workload(p, catalog)
+    assert w.memory.flashinfer_installed is True
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+
+    def act(overrides):
+        return configuration_breakdown(model, gpu, engine="vllm", version="0.11.0", tp=1, pp=1, weight_dtype="bf16", kv="bf16",
+                                       context_tokens=8192, max_model_len=8192, overrides=overrides)[1].activation_bytes_per_gpu
+
+    assert act(EngineOverrides()) - act(engine_overrides(w)) == pytest.approx(1024 * 128256 * 24)
