@@ -147,7 +147,10 @@ def _with_evidence_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(r)
             continue
         lo, hi = r["max_rate_rps_per_replica_p10"], r["max_rate_rps_per_replica_p90"]
-        short = "datasheet" if e["basis"] != "measured" else (f"{e['device_engine_rows']} rows" if e["device_engine_rows"] else f"{e['device_rows']} rows, other engine")
+        def rows_(n: int) -> str:
+            return f"{n} row" + ("" if n == 1 else "s")
+
+        short = "datasheet" if e["basis"] != "measured" else (rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine")
         out.append({**r, "max_rate_band": None if lo is None else f"{lo:.2f}-{hi:.2f}", "evidence_short": short})
     return out
 
