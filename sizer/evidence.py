@@ -411,7 +411,8 @@ class ErrorModel:
             mask = mask & keep
             if not mask.any() or (out and np.array_equal(mask, out[-1].mask)):
                 continue
-            out.append(Level(name=name, label=label, mask=mask, configurations=int(np.unique(self.config[mask]).size)))
+            configurations = int(np.count_nonzero(np.bincount(self.config[mask])))
+            out.append(Level(name=name, label=label, mask=mask, configurations=configurations))
         return out
 
     def distribution(self, device: str, engine: str, basis: str, metric: str, exclude: np.ndarray | None = None) -> Distribution | None:
