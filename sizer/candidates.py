@@ -435,6 +435,7 @@ def demand_of(workload: Workload) -> Demand:
         output=workload.traffic.output_tokens,
         ttft_s=workload.slo.ttft_s,
         tpot_s=workload.slo.tpot_s,
+        max_model_len=float(workload.max_model_len),
     )
 
 

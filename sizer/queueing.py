@@ -57,6 +57,7 @@ class Demand:
     output: LengthDist
     ttft_s: tuple[tuple[str, float], ...]
     tpot_s: tuple[tuple[str, float], ...]
+    max_model_len: float = 0.0  # the engine refuses a request whose prompt + output exceeds it (0: none)
 
     @property
     def mean_running_context(self) -> float:
@@ -74,9 +75,25 @@ class Demand:
         second = p.mean_square + p.mean * e_o2 / e_o + e_o3 / (3 * e_o)
         return max(second - mean**2, 0.0)
 
+    @property
+    def output_overlap_steps(self) -> float:
+        """E[min(O - 1, O' - 1)] for two independent output lengths: the decode steps two
+        requests' lives overlap when they start together, the integral of P(O - 1 > k)^2 over k
+        (the running batch's shared-stall variance, evaluate_load)."""
+        return _pair_min_mean(self.output)
+
     def prompt_points(self, n: int = 64) -> np.ndarray:
         grid = (np.arange(n) + 0.5) / n * 100
         return np.array([self.prompt.quantile(float(p)) for p in grid])
+
+
+@lru_cache(maxsize=256)
+def _pair_min_mean(dist: LengthDist) -> float:
+    """E[min(X - 1, X' - 1)], X, X' independent draws of `dist`, over its equal-probability
+    points x_0 <= ... <= x_{k-1}: the smaller of two draws is x_i with probability (2 (k - i) - 1) / k^2."""
+    x = np.sort(np.maximum(np.asarray(dist.samples(), dtype=float) - 1.0, 0.0))
+    k = x.shape[0]
+    return float((x * (2 * (k - np.arange(k)) - 1)).sum() / k**2)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,8 +104,12 @@ class LoadPoint:
     stable: np.ndarray
     prefill_share: np.ndarray
     prefill_rho: np.ndarray
-    running_mean: np.ndarray
-    running_tail: np.ndarray
+    decoding_mean: np.ndarray  # sequences decoding on average (Little's law on the decode phase)
+    running_mean: np.ndarray  # sequences the engine runs (decoding and prefilling) on average
+    running_tail: np.ndarray  # their BATCH_TAIL percentile, were there no cap
+    running_variance: np.ndarray
+    slot_wait_probability: np.ndarray  # P(an arrival finds every --max-num-seqs slot taken)
+    slot_wait_mean_s: np.ndarray  # mean wait for a slot of an arrival that waits
     ttft_s: dict[str, np.ndarray]
     tpot_s: dict[str, np.ndarray]
 
@@ -152,6 +173,25 @@ def _points(dist: LengthDist, edges: np.ndarray = _EDGES) -> tuple[np.ndarray, n
     return _weighted_points(dist, tuple(float(x) for x in edges))
 
 
+@lru_cache(maxsize=256)
+def _admitted_prompt_points(prompt: LengthDist, output: LengthDist, max_model_len: float) -> tuple[np.ndarray, np.ndarray]:
+    """The prompt cells of _points, each weighted by the share of its requests the engine admits
+    (prompt + output <= max_model_len, output independent of prompt: its 4,000 equal-probability
+    points), renormalised: what the replica serves. The refused requests (the plan states their
+    share) are no one's wait: a 100k-token prompt the engine refuses stalls nothing."""
+    points, weights = _points(prompt)
+    if not max_model_len:
+        return points, weights
+    out = np.sort(np.asarray(output.samples(), dtype=float))
+    admitted = np.searchsorted(out, max_model_len - points, side="right") / out.shape[0]
+    w = weights * admitted
+    if w.sum() <= 0:
+        return points, weights
+    w = w / w.sum()
+    w.flags.writeable = False
+    return points, w
+
+
 def _running_batch(column: StepModel, lam: np.ndarray, mean_out: float, ctx: float, mean_p: float, budget: np.ndarray, prompt_parts) -> tuple[np.ndarray, np.ndarray]:
     """Solve N = lam E[O] t(N), t the lumpy mean step (perf.StepModel.lumpy_step), on log N in
     [1e-3, 1e6]: the excess lam E[O] t(N) - N on a grid of 32 points per candidate, then the same
@@ -207,9 +247,11 @@ _WAIT_BINS = 512
 _DELAY_BINS = 512
 
 
-def _compound_delay_cdfs(lam, t, outs, jump, w, sd_batch):
+def _compound_delay_cdfs(lam, t, outs, jump, w, sd_batch, backlog=None, extra_count=None):
     """CDFs of Y = X / O for every output length O (outs, (O,)): X compound Poisson with mean count
-    lam x O x t and jumps `jump` (C, K) of probabilities `w`, plus normal noise of sd sd_batch x O.
+    lam x O x t (+ `extra_count` (C,)) and jumps `jump` (C, K) of probabilities `w`, plus normal
+    noise of sd sd_batch x O, plus (where given) one independent delay `backlog` = (points (C, Q),
+    probabilities (Q,)).
     Each (candidate, O) has a grid of its own, spanning its own Y (mean + 10 sd + two largest
     jumps): a common grid would be stretched by the shortest outputs (the widest Y) and resolve
     the long ones, whose Y is narrow, in a few bins.
@@ -220,30 +262,36 @@ def _compound_delay_cdfs(lam, t, outs, jump, w, sd_batch):
     it): the (block, O, circle) arrays pass through a dozen elementwise steps, each of which then
     works in cache (150 candidates: 40 to 50 ms against 63 to 73 ms on all at once, best of 30 on
     this project's 2-core machines)."""
-    m, h_y = _delay_grid(lam, t, outs, jump, w, sd_batch)
+    m, h_y = _delay_grid(lam, t, outs, jump, w, sd_batch, backlog, extra_count)
     lengths = _delay_fft_length(h_y, sd_batch)
     cdf = np.empty((lam.shape[0], outs.shape[0], _DELAY_BINS))
     for n_fft in _FFT_LADDER:  # (np.unique would import numpy.ma: 17 ms of a CLI run)
         same = np.flatnonzero(lengths == n_fft)
         for i in range(0, same.size, _BLOCK):
             b = same[i : i + _BLOCK]
-            cdf[b] = _compound_delay_block(m[b], h_y[b], outs, jump[b], w, sd_batch[b], int(n_fft))
+            extra = None if backlog is None else (backlog[0][b], backlog[1])
+            cdf[b] = _compound_delay_block(m[b], h_y[b], outs, jump[b], w, sd_batch[b], int(n_fft), extra)
     return h_y, cdf
 
 
 _BLOCK = 16
 
 
-def _delay_grid(lam, t, outs, jump, w, sd_batch):
+def _delay_grid(lam, t, outs, jump, w, sd_batch, backlog=None, extra_count=None):
     """Prompts per life m = lam t O, and the bin width of each (candidate, O) grid of Y: its
-    horizon (mean + 10 sd of the compound sum, two largest jumps, 6 sd of noise) over the bins."""
+    horizon (mean + 10 sd of the compound sum, two largest jumps, 6 sd of noise, the largest
+    backlog) over the bins."""
     m = lam[:, None] * t[:, None] * outs[None, :]  # (C, O) prompts per life
+    if extra_count is not None:
+        m = m + extra_count[:, None]
     ej = (jump * w).sum(axis=1)
     ej2 = (jump**2 * w).sum(axis=1)
     jmax = jump.max(axis=1)
     mean_y = m * ej[:, None] / outs[None, :]
     sd_y = np.sqrt(m * ej2[:, None]) / outs[None, :]
     horizon = mean_y + 10 * sd_y + 2 * jmax[:, None] / outs[None, :] + 6 * sd_batch[:, None] + 1e-12  # (C, O)
+    if backlog is not None:
+        horizon = horizon + backlog[0].max(axis=1)[:, None] / outs[None, :]
     return m, horizon / _DELAY_BINS
 
 
@@ -264,30 +312,37 @@ def _delay_fft_length(h_y: np.ndarray, sd_batch: np.ndarray) -> np.ndarray:
 _FFT_LADDER = np.array([_DELAY_BINS * k // 8 for k in (9, 10, 12, 16)], dtype=np.int64)
 
 
-def _compound_delay_block(m, h_y, outs, jump, w, sd_batch, n_fft):
-    """The CDFs of _compound_delay_cdfs for a block of candidates on FFT circles of n_fft bins."""
-    c = m.shape[0]
-    n_out = outs.shape[0]
-    omega = 2 * np.pi * np.fft.rfftfreq(n_fft)  # per bin
-    # the jumps on each (candidate, O) grid of X = O x Y (bin h_y x O), one histogram per row
-    h_x = h_y * outs[None, :]
-    # each jump's mass split between the two bins around it, in proportion (keeps its mean exact)
-    pos = np.minimum(jump[:, None, :] / h_x[:, :, None], n_fft - 1.0)  # (C, O, K)
+def _grid_histogram(points, w, h_x, n_fft):
+    """Point masses `points` (C, K) of probabilities `w` (K,) on each (candidate, O) grid of bin
+    h_x (C, O): one histogram per row, each mass split between the two bins around it in
+    proportion (keeps its mean exact). (C, O, n_fft)."""
+    c, n_out = h_x.shape
+    pos = np.minimum(points[:, None, :] / h_x[:, :, None], n_fft - 1.0)  # (C, O, K)
     lower = np.floor(pos)
     frac = pos - lower
     lower = lower.astype(np.int64)
     upper = np.minimum(lower + 1, n_fft - 1)
     rows = np.arange(c * n_out, dtype=np.int64).reshape(c, n_out, 1) * n_fft
     wk = np.broadcast_to(w, pos.shape)
-    pmf_j = np.bincount(
+    return np.bincount(
         np.concatenate([(rows + lower).ravel(), (rows + upper).ravel()]),
         weights=np.concatenate([(wk * (1 - frac)).ravel(), (wk * frac).ravel()]),
         minlength=c * n_out * n_fft,
     ).reshape(c, n_out, n_fft)
-    phi = np.fft.rfft(pmf_j, axis=2)
+
+
+def _compound_delay_block(m, h_y, outs, jump, w, sd_batch, n_fft, backlog=None):
+    """The CDFs of _compound_delay_cdfs for a block of candidates on FFT circles of n_fft bins."""
+    omega = 2 * np.pi * np.fft.rfftfreq(n_fft)  # per bin
+    # the jumps on each (candidate, O) grid of X = O x Y (bin h_y x O)
+    h_x = h_y * outs[None, :]
+    phi = np.fft.rfft(_grid_histogram(jump, w, h_x, n_fft), axis=2)
     # the characteristic function of the compound Poisson sum times the batch noise's (normal)
     z_re = m[:, :, None] * (phi.real - 1.0) - 0.5 * (omega[None, None, :] * (sd_batch[:, None] / h_y)[:, :, None]) ** 2
-    pmf = np.fft.irfft(_exp_i(z_re, m[:, :, None] * phi.imag), n=n_fft, axis=2)
+    cf = _exp_i(z_re, m[:, :, None] * phi.imag)
+    if backlog is not None:  # ... times the backlog's
+        cf *= np.fft.rfft(_grid_histogram(backlog[0], backlog[1], h_x, n_fft), axis=2)
+    pmf = np.fft.irfft(cf, n=n_fft, axis=2)
     # noise may push mass below zero: fold the wrapped negative side back onto the first bin
     neg = pmf[:, :, _DELAY_BINS:].sum(axis=2)
     pmf = np.maximum(pmf[:, :, :_DELAY_BINS], 0.0)
@@ -318,18 +373,19 @@ def _exp_i(re: np.ndarray, im: np.ndarray) -> np.ndarray:
 _NEGLIGIBLE_LOG = -40.0
 
 
-def _mixture_quantile(grid, weights: np.ndarray, q: float) -> np.ndarray:
+def _mixture_quantile(grid, weights: np.ndarray, q: float, offset: np.ndarray | None = None) -> np.ndarray:
     """q-quantile of the mixture (weights over O) of the per-O CDFs, each on its own grid
-    (linear between bin centres), per candidate."""
+    (linear between bin centres), per candidate; each O's variable moved by `offset` (C, O)."""
     h, cdf = grid  # (C, O), (C, O, BINS)
     c, n_out, bins = cdf.shape
     flat = cdf.ravel()
     start = (np.arange(c * n_out) * bins).reshape(c, 1, n_out)  # each (candidate, O) row's offset in flat
     first = cdf[:, None, :, 0]
     h3 = h[:, None, :]
+    shift = np.zeros((c, 1, n_out)) if offset is None else offset[:, None, :]
 
     def mix(y: np.ndarray) -> np.ndarray:  # y (C, G) -> (C, G)
-        pos = y[:, :, None] / h3 - 0.5
+        pos = (y[:, :, None] - shift) / h3 - 0.5
         i0 = np.minimum(np.fmax(np.floor(pos), 0), bins - 2).astype(np.int64)
         frac = np.minimum(np.maximum(pos - i0, 0.0), 1.0)
         i0 += start
@@ -338,13 +394,15 @@ def _mixture_quantile(grid, weights: np.ndarray, q: float) -> np.ndarray:
         val = np.where(pos < 0, np.where(pos < -0.5, 0.0, first * (pos + 0.5) * 2), np.where(pos > bins - 1, 1.0, val))
         return val @ weights
 
-    hi = (h * bins).max(axis=1)
-    return _bisect_quantile(mix, np.zeros(c), hi, q)
+    hi = (h * bins + shift[:, 0, :]).max(axis=1)
+    return _bisect_quantile(mix, np.minimum(shift[:, 0, :].min(axis=1), 0.0), hi, q)
 
 
-def _pk_wait_cdf(rho: np.ndarray, service: np.ndarray, w: np.ndarray):
+def _pk_wait_cdf(rho: np.ndarray, service: np.ndarray, w: np.ndarray, slot_p: np.ndarray | None = None, slot_mean: np.ndarray | None = None):
     """M/G/1 virtual waiting time (Pollaczek-Khinchine): W = sum of a geometric(rho) number of
-    equilibrium residuals of the service S (point masses `service` (C, K), probabilities w).
+    equilibrium residuals of the service S (point masses `service` (C, K), probabilities w);
+    plus, independent of it, the wait for a slot: 0, or with probability `slot_p` exponential of
+    mean `slot_mean` (_slot_wait; on the grid, geometric of the same mean).
     Returns (edges (C, BINS), cdf (C, BINS)) on per-candidate grids."""
     c = rho.shape[0]
     r = np.clip(rho, 0.0, 0.999)
@@ -352,6 +410,10 @@ def _pk_wait_cdf(rho: np.ndarray, service: np.ndarray, w: np.ndarray):
     es2 = (service**2 * w).sum(axis=1)
     ew = np.where(r < 1, r * es2 / (2 * np.maximum(es, 1e-300) * (1 - r)), 0.0)
     horizon = 12 * ew + 2 * service.max(axis=1) + 1e-9
+    if slot_p is not None:
+        # the slot wait's tail to where its mass falls below 1e-6
+        sm = np.where(np.isfinite(slot_mean), slot_mean, 0.0)
+        horizon = horizon + sm * np.maximum(np.log(np.maximum(slot_p, 1e-300) * 1e6), 0.0)
     h = horizon / _WAIT_BINS
     n_fft = 2 * _WAIT_BINS  # support beyond twice the horizon is negligible (checked: identical rates on the shipped workloads)
     # residual density (1 - F_S(x)) / E[S] integrated over each bin [x_i, x_i + h): differences of
@@ -367,9 +429,32 @@ def _pk_wait_cdf(rho: np.ndarray, service: np.ndarray, w: np.ndarray):
     mass = np.diff(g, axis=1) / np.maximum(es, 1e-300)[:, None]
     phi = np.fft.rfft(mass, axis=1)
     gen = (1 - r)[:, None] / (1 - r[:, None] * phi)
+    if slot_p is not None:
+        g = np.where(np.isfinite(slot_mean), slot_mean, 0.0) / h
+        keep = (g / (1.0 + g))[:, None]  # geometric on the lattice, mean g bins
+        z = np.exp(-2j * np.pi * np.fft.rfftfreq(n_fft))[None, :]
+        gen = gen * ((1 - slot_p)[:, None] + slot_p[:, None] * (1 - keep) / (1 - keep * z))
     pmf = np.maximum(np.fft.irfft(gen, n=n_fft, axis=1)[:, :_WAIT_BINS], 0.0)
     edges = h[:, None] * (np.arange(_WAIT_BINS)[None, :] + 1.0)
     return edges, np.minimum(np.cumsum(pmf, axis=1), 1.0)
+
+
+def _wait_points(edges: np.ndarray, cdf: np.ndarray, atom: np.ndarray) -> np.ndarray:
+    """The wait of _pk_wait_cdf at the middle of each probability cell of _EDGES, per candidate
+    (C, Q): 0 below the atom P(W = 0), linear between the grid's edges (and from the atom at 0 to
+    the first edge), as _shifted_quantile reads it."""
+    mids = 0.5 * (_EDGES[:-1] + _EDGES[1:])  # (Q,)
+    c, bins = cdf.shape
+    below = (cdf[:, :, None] < mids[None, None, :]).sum(axis=1)  # (C, Q) edges whose CDF is below q
+    i = np.minimum(below, bins - 1)
+    rows = np.arange(c)[:, None]
+    hi_x, hi_f = edges[rows, i], cdf[rows, i]
+    lo_x = np.where(i > 0, edges[rows, np.maximum(i - 1, 0)], 0.0)
+    lo_f = np.where(i > 0, cdf[rows, np.maximum(i - 1, 0)], atom[:, None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.clip((mids[None, :] - lo_f) / (hi_f - lo_f), 0.0, 1.0)
+    x = lo_x + (hi_x - lo_x) * np.where(np.isfinite(share), share, 1.0)
+    return np.where(mids[None, :] <= atom[:, None], 0.0, x)
 
 
 def _shifted_quantile(edges: np.ndarray, cdf: np.ndarray, shift: np.ndarray, w: np.ndarray, q: float, atom: np.ndarray) -> np.ndarray:
@@ -476,7 +561,6 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     t_up, t_dn, t_cu, t_cd = (steps[0][:, k] for k in range(1, 5))
     c_p = parts[0] + parts[1]
     u = lam * mean_p * c_p  # share of replica time spent on prompts
-    tail = n + _Z[BATCH_TAIL] * np.sqrt(n)
     reported = () if slo_only else ("p50", "p99")
     ttft_keys = sorted({*reported, *(k for k, _ in demand.ttft_s)}, key=lambda k: _PCT[k])
     tpot_keys = sorted({*reported, *(k for k, _ in demand.tpot_s)}, key=lambda k: _PCT[k])
@@ -484,7 +568,7 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
 
     # Each prompt occupies the replica for its block (its steps, decode included); beyond the
     # decode steps it displaces, it delays every running sequence by J(P).
-    points, point_w = _points(demand.prompt)  # (K,)
+    points, point_w = _admitted_prompt_points(demand.prompt, demand.output, float(demand.max_model_len))  # (K,)
     t_ok = np.where(finite, t, 0.0)
     nb_c, chunk_c, pts = nb[:, None], chunk[:, None], points[None, :]
     block = _block_s(column, nb_c, ctx, pts, chunk_c, pts)  # (C, K), attention at each prompt's own length
@@ -498,10 +582,11 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
         e_alone = (alone * point_w[None, :]).sum(axis=1)
         jump = alone * np.where(lam * e_alone > 0, added / np.maximum(lam * e_alone, 1e-300), 1.0)[:, None]
 
-    # --- TPOT: a request's decode steps plus the prompts that arrive during its life ---------------
-    # TPOT(O) = f0 + X / O, X = sum of J over the Poisson(lam O t) prompts arriving during its O
-    # steps (compound Poisson, on a time grid by FFT), blurred by the running batch's Poisson
-    # fluctuation through the step's slope dt/dN; TPOT_q is the q-quantile of the mixture over O.
+    # --- TPOT: a request's decode steps plus the prompts prefilled during its life --------------
+    # TPOT(O) = f0 + X / O, X the prompts' delays during its O steps: those arriving during them
+    # (a sum of J over Poisson(lam O t) prompts: compound Poisson, on a time grid by FFT), and the
+    # prompt backlog it starts with (below); blurred by the running batch's fluctuation through
+    # the step's slope dt/dN; TPOT_q is the q-quantile of the mixture over O.
     with np.errstate(invalid="ignore"):  # unstable candidates: inf - inf, discarded by the where
         slope = np.where(np.isfinite(t_up) & np.isfinite(t_dn), (t_up - t_dn) / ((n + d) - np.maximum(n - d, 1.0)), 0.0)
     # ... and so does the KV-read load through which sequences are running: sum of N contexts,
@@ -513,18 +598,7 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     outs, out_w = _points(demand.output, _OUTPUT_EDGES)
     outs = np.maximum(outs - 1, 1.0)  # steps after the first token
     base_tpot = np.where(finite, t - lam * t_ok * (jump * point_w[None, :]).sum(axis=1), 0.0)  # the mean step less what prompts add
-    tpot_grid = _compound_delay_cdfs(lam, t_ok, outs, jump, point_w, sd_batch)  # (h (C, O), cdf (C, O, BINS)) of X / O
-    # Prompts that arrive during a request's life lengthen it, and a longer life admits more of
-    # them: the life is an M/G/1 busy period started by the decode work, not a fixed window. Same
-    # mean; variance larger by 1 / (1 - rho_J)^2 (busy period: w lam E[J^2] / (1 - rho_J)^3 against
-    # the compound Poisson's w lam E[J^2] / (1 - rho_J)), rho_J = lam E[J] = `added`.
     mean_delay = lam * t_ok * (jump * point_w[None, :]).sum(axis=1)
-    spread = 1.0 / np.maximum(1.0 - np.where(finite, added, 0.0), 0.05)
-    tpot = {}
-    for key in tpot_keys:
-        q = _mixture_quantile(tpot_grid, out_w, _PCT[key])
-        q = mean_delay + (q - mean_delay) * spread
-        tpot[key] = np.where(finite, base_tpot + np.maximum(q, 0.0), np.inf)
 
     # --- TTFT: FCFS behind the prompt tokens already there, then the prompt's own chunks ---------
     # Chunked prefill is a token server: each step takes up to `chunk` prompt tokens, in arrival
@@ -534,7 +608,8 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     # FFT), rho = lam E[S]. Then the prompt's own steps: full ones, and a last step that also
     # takes the prompts which arrived since its first began, up to the budget. An idle server still
     # finishes the decode step under way (mean f0 / 2). TTFT = admission (admission_steps x t) +
-    # request overhead + W + own; TTFT_q is the q-quantile of the mixture over prompt lengths.
+    # request overhead + the wait for a slot (below) + W + own; TTFT_q is the q-quantile of the
+    # mixture over prompt lengths.
     fixed = step.admission_steps * t_ok + step.request_overhead_s + 0.5 * f0
     t_full = column.mixed_parts(nb_c, ctx, chunk_c, pts)  # (C, K)
     service_tok = points[None, :] * t_full / chunk[:, None]
@@ -546,11 +621,61 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     joined = lam[:, None] * mean_p * ((n_own - 1) * t_full + 0.5 * t_ok[:, None])
     own = (n_own - 1) * t_full + column.mixed_parts(nb_c, ctx, np.minimum(chunk_c, rem + joined), pts)
     rho_w = np.where(np.isfinite(rho), np.minimum(rho, 0.999), 0.999)
-    wait_edges, wait_cdf = _pk_wait_cdf(rho_w, service_tok, point_w)
+    pk_edges, pk_cdf = _pk_wait_cdf(rho_w, service_tok, point_w)
+
+    # The backlog a request starts decoding with: the prompts that arrived while it waited and
+    # was prefilled queue behind it (FCFS), and are prefilled in its first steps, each a full
+    # chunk step of which f0 / t_full is decode. The work an M/G/1 departure leaves behind is
+    # distributed as the work an arrival finds (the queue it leaves equals in law the queue
+    # arrivals see, Poisson arrivals seeing time averages), so the backlog is W again, here
+    # independent of its own wait's draw. Each second of it delays the decoders 1 - f0 / t_full,
+    # and the prompts arriving meanwhile add their own (1 / (1 - rho_J): a busy period started by
+    # it). A request leaves a backlog behind it as well, the same in law: its mean comes off the
+    # life (so that the mean step stays t; its spread is not added: at the end of a short life it
+    # is mostly the backlog the life began with, not yet prefilled). (rag's shipped replica,
+    # simulated: requests whose TTFT was above its p90 had twice the mean TPOT of the others.)
+    decode_share = (service_tok * point_w[None, :] * np.where(t_full > 0, f0[:, None] / np.maximum(t_full, 1e-300), 1.0)).sum(axis=1) / np.maximum(
+        (service_tok * point_w[None, :]).sum(axis=1), 1e-300
+    )
+    rho_j = np.clip(np.where(finite, added, 0.0), 0.0, 0.95)
+    kappa = np.clip(1.0 - decode_share, 0.0, 1.0) / (1.0 - rho_j)
+    # The backlog is the prompts that arrived during its sojourn T = W + own: compound Poisson
+    # over a random window, which keeps its two moments as a compound Poisson over the mean
+    # window E[T] (count lam E[T], the same jumps) plus the fluid rho (T - E[T]) (the law of total
+    # variance: Var = lam E[T] E[J^2] + rho^2 Var(T)); a sojourn's tail is a long wait's.
+    waits = _wait_points(pk_edges, pk_cdf, 1.0 - np.clip(rho_w, 0.0, 0.999))  # (C, Q)
+    backlog_w = np.diff(_EDGES)
+    mean_sojourn = (waits * backlog_w[None, :]).sum(axis=1) + (own * point_w[None, :]).sum(axis=1)
+    backlog = waits * (rho_w * kappa)[:, None]  # (C, Q) seconds of delay: the fluid part
+    backlog_mean = (backlog * backlog_w[None, :]).sum(axis=1)
+    backlog_count = np.where(finite, lam * mean_sojourn, 0.0)
+    # Prompts that arrive during a request's life lengthen it, and a longer life admits more of
+    # them: the life is an M/G/1 busy period started by the decode work, not a fixed window. Same
+    # mean; variance larger by 1 / (1 - rho_J)^2 (busy period: w lam E[J^2] / (1 - rho_J)^3 against
+    # the compound Poisson's w lam E[J^2] / (1 - rho_J)), rho_J = lam E[J] = `added`: the sum's
+    # deviation from its mean mu widened by s = 1 / (1 - rho_J), s (X - mu) + mu, which is the
+    # compound sum of the jumps s J, moved by -(s - 1) mu.
+    spread = 1.0 / np.maximum(1.0 - np.where(finite, added, 0.0), 0.05)
+    tpot_grid = _compound_delay_cdfs(lam, t_ok, outs, jump * spread[:, None], point_w, sd_batch, (backlog, backlog_w), backlog_count)  # (h (C, O), cdf (C, O, BINS)) of X / O
+    e_jump = (jump * point_w[None, :]).sum(axis=1)
+    offset = -((spread - 1.0) * mean_delay)[:, None] - (backlog_mean + backlog_count * spread * e_jump)[:, None] / outs[None, :]
+    tpot = {}
+    for key in tpot_keys:
+        q = _mixture_quantile(tpot_grid, out_w, _PCT[key], offset)
+        tpot[key] = np.where(finite, base_tpot + np.maximum(q, 0.0), np.inf)
+
+    # --- the running batch, and the wait for one of the launch line's --max-num-seqs slots ------
+    cap = np.minimum(np.asarray(limits.max_concurrency, dtype=float), np.asarray(limits.max_num_seqs, dtype=float)) * np.ones_like(lam)
+    batch = _running_batch_law(n, t_ok, slope, lam, jump, point_w, added, base_tpot, (own * point_w[None, :]).sum(axis=1), demand, finite)
+    mean_batch, var_batch = batch
+    tail = _gamma_quantile(mean_batch, var_batch, _Z[BATCH_TAIL])
+    slot_p, slot_mean = _slot_wait(mean_batch, var_batch, cap, lam, n, slope, t_ok)
+    wait_edges, wait_cdf = _pk_wait_cdf(rho_w, service_tok, point_w, slot_p, slot_mean)
     ttft = {}
+    atom = (1.0 - np.clip(rho_w, 0.0, 0.999)) * (1.0 - slot_p)
     for key in ttft_keys:
-        q = _shifted_quantile(wait_edges, wait_cdf, fixed[:, None] + own, point_w, _PCT[key], atom=1.0 - np.clip(rho_w, 0.0, 0.999))
-        ttft[key] = np.where((rho < 1) & finite, q, np.inf)
+        q = _shifted_quantile(wait_edges, wait_cdf, fixed[:, None] + own, point_w, _PCT[key], atom=atom)
+        ttft[key] = np.where((rho < 1) & finite & np.isfinite(slot_mean), q, np.inf)
 
     stable = converged & (u < 1) & (rho < 1) & finite
     return LoadPoint(
@@ -558,11 +683,118 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
         stable=stable,
         prefill_share=u,
         prefill_rho=rho,
-        running_mean=n,
+        decoding_mean=n,
+        running_mean=mean_batch,
         running_tail=tail,
+        running_variance=var_batch,
+        slot_wait_probability=slot_p,
+        slot_wait_mean_s=slot_mean,
         ttft_s=ttft,
         tpot_s=tpot,
     )
+
+
+def _running_batch_law(n, t, slope, lam, jump, w, added, base_step, own_s, demand: Demand, finite):
+    """Mean and variance of the sequences the engine runs at once, were there no cap: the n
+    decoding (Little's law) and the lam E[own prefill] still prefilling their prompts.
+
+    Not Poisson. The batch is an infinite-server system whose servers all slow down together,
+    which spreads it wider than its mean, in two ways:
+
+    - the step lengthens with the batch (slope dt/dN): every sequence of a larger batch decodes
+      more slowly, so departures grow less than in proportion. Residency counted in token-steps
+      makes the batch a symmetric queue (Kelly, Reversibility and Stochastic Networks, 1979,
+      ch. 3: each of n sequences served at 1 / (n t(n)) of the replica's n / t(n) tokens per
+      second), whose occupancy is insensitive to the output-length law:
+      pi(n) ~ prod_{k <= n} lam E[O] t(k) / k; about its mode the variance is
+      n t / (t - n dt/dN) = n / (1 - e), e = n t'(n) / t the step's elasticity in the batch.
+    - every prompt prefilled stalls every running sequence by its delay J (`jump`, as TPOT uses
+      it): a sequence of age u is still running when its O - 1 steps of base time t_b outlast u
+      less the stalls Pi(u) of the prompts that arrived since, O t_b > u - Pi(u). Linearised about
+      Pi(u) = rho u (rho = lam E[J], `added`), each prompt arriving s ago adds
+      lam J G((1 - rho) s) / (1 - rho) sequences, G(x) = P((O - 1) t_b > x): a shot noise over the
+      Poisson prompts, of variance lam^3 E[J^2] I / (1 - rho)^3, I = integral of G^2 =
+      t_b E[min(O - 1, O' - 1)], and covariance lam^2 E[J] I / (1 - rho)^2 with the count of the
+      same arrivals, twice.
+
+    Both amplify together (the slower departures of a larger batch act on the stalls' excess
+    too): Var = (n + shared) / (1 - e) + the prefilling count's own Poisson variance. Measured
+    against the simulator's stationary batch (tests/test_queueing.py) on the shipped plans."""
+    e_j = (jump * w[None, :]).sum(axis=1)
+    e_j2 = (jump**2 * w[None, :]).sum(axis=1)
+    rho = np.clip(np.where(finite, added, 0.0), 0.0, 0.95)
+    overlap_s = np.where(finite, base_step, 0.0) * demand.output_overlap_steps
+    shared = 2 * lam**2 * e_j * overlap_s / (1 - rho) ** 2 + lam**3 * e_j2 * overlap_s / (1 - rho) ** 3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        elasticity = np.where(finite & (t > 0), n * slope / np.maximum(t, 1e-300), 0.0)
+    elasticity = np.clip(elasticity, 0.0, 0.95)
+    prefilling = lam * np.where(finite, own_s, 0.0)
+    mean = n + prefilling
+    var = (n + shared) / (1 - elasticity) + prefilling
+    return mean, np.maximum(var, mean)
+
+
+def _batch_gamma(mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shape k, scale theta, shift) of the shifted gamma law with the batch's mean, variance and
+    the skewness of a negative binomial of that mean and variance, (2 V - m) / (m sqrt V): a
+    Poisson count whose mean is itself gamma-spread, as the batch's is (Poisson given the stalls
+    and the batch's slow-down, which move its mean). V = m gives Poisson's skewness 1 / sqrt(m)
+    (a plain gamma would give twice that, and twice the tail beyond the p99)."""
+    m = np.maximum(mean, 1e-300)
+    v = np.maximum(var, m)
+    skew = np.maximum(2 * v - m, m) / (m * np.sqrt(v))
+    k = 4.0 / skew**2
+    theta = np.sqrt(v / k)
+    return k, theta, m - k * theta
+
+
+def _gamma_quantile(mean: np.ndarray, var: np.ndarray, z: float) -> np.ndarray:
+    """The batch's quantile at standard normal z: the shifted gamma of _batch_gamma, read by
+    Wilson and Hilferty's cube root (a gamma variable's cube root is nearly normal); 0 where the
+    mean is 0."""
+    k, theta, shift = _batch_gamma(mean, var)
+    a = 1.0 / (9.0 * k)
+    return np.where(mean > 0, np.maximum(shift + k * theta * np.maximum(1.0 - a + z * np.sqrt(a), 0.0) ** 3, 0.0), 0.0)
+
+
+def _gamma_survival(mean: np.ndarray, var: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """P(N > x) of the law of _gamma_quantile."""
+    k, theta, shift = _batch_gamma(mean, var)
+    a = 1.0 / (9.0 * k)
+    z = (np.cbrt(np.maximum(x - shift, 0.0) / (k * theta)) - (1.0 - a)) / np.sqrt(a)
+    return np.where(mean > 0, 1.0 - _phi(z), 0.0)
+
+
+def _slot_wait(mean, var, cap, lam, n, slope, t):
+    """The wait for a slot when the engine runs at most `cap` sequences (--max-num-seqs): with
+    probability P_w an arrival finds every slot taken, and then waits for Q + 1 to free, Q the
+    requests queued before it. (P_w, mean wait of one that waits, seconds.)
+
+    The batch held at c: below c it is the free batch (_running_batch_law's law, gamma, taken
+    at whole numbers: P(N = k) = P(k - 1/2 < G <= k + 1/2)); at c it queues, as a birth-death
+    chain whose arrivals (lam) meet departures at the rate the batch has at the cap, mu_c, so
+    that the chain's mass at c and above is P(N = c) mu_c / (mu_c - lam). The drift there,
+    mu_c - lam, is the free batch's pull back to its mean, kappa (c - m), with kappa = lam / V
+    (the relaxation rate of an Ornstein-Uhlenbeck process of variance V driven at 2 lam: Var =
+    2 lam / (2 kappa)): mu_c / (mu_c - lam) = V / (c - m) + 1 = E[Q] + 1, Q the queue of a
+    waiting arrival. So P_w = P(N = c) (V / (c - m) + 1) / (P(N < c) + P(N = c) (V / (c - m) + 1)),
+    and a waiting arrival waits for Q + 1 slots, freed at mu_c = lam (c / m) t(m) / t(c) a
+    second: W | W > 0 has mean (V / (c - m) + 1) / mu_c. For Poisson M/M/c (V = m = lam / mu, t
+    constant) the two are Erlang C's (C(c, a) = P(N = c) c / (c - a) over P(N < c) + the same,
+    N Poisson(a), and 1 / (c mu - lam)): tests/test_queueing.py checks them against Erlang C
+    worked by hand. Unstable (inf) where m >= c."""
+    c = np.maximum(cap, 1.0)
+    gap = c - mean
+    below = 1.0 - _gamma_survival(mean, var, c - 0.5)  # P(N <= c - 1)
+    at_cap = np.maximum(_gamma_survival(mean, var, c - 0.5) - _gamma_survival(mean, var, c + 0.5), 0.0)  # P(N = c)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        queue = np.where(gap > 0, var / np.maximum(gap, 1e-300) + 1.0, np.inf)  # E[Q] + 1 = mu_c / (mu_c - lam)
+        p = np.where(np.isfinite(queue), at_cap * queue / np.maximum(below + at_cap * queue, 1e-300), 1.0)
+        growth = np.where(t > 0, 1.0 + slope * np.maximum(c - n, 0.0) / np.maximum(t, 1e-300), 1.0)  # t(c) / t(m)
+        mu_c = lam * c / np.maximum(mean, 1e-300) / growth
+        w = np.where(np.isfinite(queue), queue / np.maximum(mu_c, 1e-300), np.inf)
+    w = np.where(mean > 0, w, 0.0)
+    return np.clip(np.where(mean > 0, p, 0.0), 0.0, 1.0), w
 
 
 CHECKS = ("compute", "memory", "max_num_seqs", "ttft", "tpot")

@@ -96,10 +96,12 @@ class SimResult:
     ttft_s: dict[str, float]
     tpot_s: dict[str, float]
     output_tokens_per_s: float
-    kv_utilization_mean: float  # time-weighted, of the pool on the binding stage
+    # occupancy over the measured window (warm-up to the last arrival counted), time-weighted
+    kv_utilization_mean: float  # of the pool on the binding stage
     kv_utilization_max: float
-    running_mean: float  # time-weighted sequences in the batch
+    running_mean: float  # sequences in the batch (decoding and prefilling)
     running_p99: float
+    running_variance: float = 0.0
     preemptions: int
     steps: int
     simulated_s: float
@@ -382,6 +384,7 @@ def simulate_replica(
     kv_area = 0.0
     kv_max = 0.0
     run_area = 0.0
+    run_time = 0.0
     run_hist: list[tuple[float, int]] = []
     drain = max_drain_s if max_drain_s is not None else max(2.0 * duration_s, 600.0)
     stop_at = duration_s + drain
@@ -472,10 +475,12 @@ def simulate_replica(
         ctx = float(cached[decoding].mean()) if decoding.size else 0.0
         dt = timer(int(decoding.size), ctx, x, plen)
         used += grow
-        kv_area += used / pool * dt
-        kv_max = max(kv_max, used / pool)
-        run_area += len(running) * dt
-        run_hist.append((dt, len(running)))
+        if warmup <= clock < duration_s:  # occupancy over the measured window only (not the ramp or the drain)
+            kv_area += used / pool * dt
+            kv_max = max(kv_max, used / pool)
+            run_area += len(running) * dt
+            run_time += dt
+            run_hist.append((dt, len(running)))
         clock += dt
         mean_dt += (dt - mean_dt) / (steps + 1)
         steps += 1
@@ -518,6 +523,8 @@ def simulate_replica(
     span = max(clock - warmup, 1e-9)
     tokens = float(np.sum(out_len[sel & ~np.isnan(finish)]))
     running_p99 = _weighted_percentile(run_hist, 99.0)
+    running_mean = run_area / max(run_time, 1e-9)
+    running_variance = sum(dt * (k - running_mean) ** 2 for dt, k in run_hist) / max(run_time, 1e-9)
     return SimResult(
         duration_s=duration_s,
         warmup_s=warmup,
@@ -528,9 +535,10 @@ def simulate_replica(
         ttft_s={f"p{p:g}": _pct(ttft, p) for p in PERCENTILES},
         tpot_s={f"p{p:g}": _pct(tpot, p) for p in PERCENTILES},
         output_tokens_per_s=tokens / span,
-        kv_utilization_mean=kv_area / max(clock, 1e-9),
+        kv_utilization_mean=kv_area / max(run_time, 1e-9),
         kv_utilization_max=kv_max,
-        running_mean=run_area / max(clock, 1e-9),
+        running_mean=running_mean,
+        running_variance=running_variance,
         running_p99=running_p99,
         preemptions=preemptions,
         steps=steps,
@@ -633,7 +641,7 @@ def plan_replicas(workload: Workload, catalog: Catalog, plans: list[str] | None 
 
 def analytic(spec: ReplicaSpec, workload: Workload):
     """The analytic model (queueing.evaluate_load) of the same replica at the same rate."""
-    demand = Demand(prompt=workload.traffic.prompt_tokens, output=workload.traffic.output_tokens, ttft_s=(), tpot_s=())
+    demand = Demand(prompt=workload.traffic.prompt_tokens, output=workload.traffic.output_tokens, ttft_s=(), tpot_s=(), max_model_len=float(spec.max_model_len))
     limits = Limits(
         max_concurrency=np.array([float(spec.max_concurrency)]),
         max_num_seqs=np.array([float(spec.max_num_seqs)]),

@@ -143,7 +143,7 @@ def test_open_loop_littles_law(chat_step):
     d = _demand()
     lam = 3.0
     point = evaluate_load(chat_step, np.array([lam]), d, LIMITS)
-    n = point.running_mean[0]
+    n = point.decoding_mean[0]
     t = chat_step.lumpy_step(np.array([n]), d.mean_running_context, np.array([lam]), np.array([d.prompt.mean]), np.array([8192.0 - n]),
                              prompt_parts=chat_step.prefill_token_parts(np.array([d.prompt.size_biased_mean])))[0][0]
     assert n == pytest.approx(lam * d.output.mean * t, rel=1e-3)
@@ -246,8 +246,9 @@ def test_exp_i_is_complex_exp():
 
 
 def test_mean_rate_bound_is_the_occupancy_root(chat_step):
-    """Without a TPOT bound, queueing.mean_rate_bound is where the running batch's p99 tail reaches
-    the pool: N + 2.3263 sqrt(N) = 400 gives sqrt(N) = (-2.3263 + sqrt(2.3263^2 + 1600)) / 2 =
+    """Without a TPOT bound, queueing.mean_rate_bound is where a Poisson running batch's p99 tail
+    would reach the pool (an upper bound on the root: the batch's own law is wider than Poisson):
+    N + 2.3263 sqrt(N) = 400 gives sqrt(N) = (-2.3263 + sqrt(2.3263^2 + 1600)) / 2 =
     18.871, N = 356.1 sequences (worked by hand).
 
     The bound is searched on a grid in log(rate) to a cell of 20.72 / 31^3 = 6.96e-4 (three rounds
@@ -270,10 +271,11 @@ def test_mean_rate_bound_is_the_occupancy_root(chat_step):
     budget = np.array([8192.0])
     n_lo = _running_batch(column, bound * math.exp(-cell), d.output.mean, d.mean_running_context, d.prompt.mean, budget, parts)[0][0]
     n_hi = _running_batch(column, bound, d.output.mean, d.mean_running_context, d.prompt.mean, budget, parts)[0][0]
-    assert point.running_mean[0] == pytest.approx(n_hi, rel=1e-9)  # the same solver
+    assert point.decoding_mean[0] == pytest.approx(n_hi, rel=1e-9)  # the same solver
     # the root solver's own precision: 2e-5 in log N
     assert n_lo * (1 - 2e-5) <= 356.1 <= n_hi * (1 + 2e-5)
     z = 2.3263
+    # the batch's own tail (wider than Poisson: evaluate_load) is past the pool there: a bound
     assert n_lo + z * math.sqrt(n_lo) <= 400.0 * (1 + 1e-4) and point.running_tail[0] >= 400.0 * (1 - 1e-4)
     assert n_hi / n_lo - 1 < 0.05  # the cell is narrow in N too (1.2 % under the shipped table)
 
