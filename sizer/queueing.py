@@ -125,6 +125,9 @@ class Limits:
     # None = 1 (the prediction as it is).
     ttft_scale: np.ndarray | dict[str, np.ndarray] | None = None
     tpot_scale: np.ndarray | dict[str, np.ndarray] | None = None
+    # The sequences the engine runs at once, arrivals beyond waiting for a slot: None = what the
+    # launch line sets, min(max_concurrency, max_num_seqs) (optimize.launch_max_num_seqs).
+    slot_cap: np.ndarray | None = None
 
 
 def _scale(scale, key: str):
@@ -665,7 +668,10 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
         tpot[key] = np.where(finite, base_tpot + np.maximum(q, 0.0), np.inf)
 
     # --- the running batch, and the wait for one of the launch line's --max-num-seqs slots ------
-    cap = np.minimum(np.asarray(limits.max_concurrency, dtype=float), np.asarray(limits.max_num_seqs, dtype=float)) * np.ones_like(lam)
+    if limits.slot_cap is not None:
+        cap = np.asarray(limits.slot_cap, dtype=float) * np.ones_like(lam)
+    else:
+        cap = np.minimum(np.asarray(limits.max_concurrency, dtype=float), np.asarray(limits.max_num_seqs, dtype=float)) * np.ones_like(lam)
     batch = _running_batch_law(n, t_ok, slope, lam, jump, point_w, added, base_tpot, (own * point_w[None, :]).sum(axis=1), demand, finite)
     mean_batch, var_batch = batch
     tail = _gamma_quantile(mean_batch, var_batch, _Z[BATCH_TAIL])
@@ -882,6 +888,7 @@ def _take_limits(limits: Limits, idx: np.ndarray) -> Limits:
         max_num_batched_tokens=limits.max_num_batched_tokens[idx],
         ttft_scale=_take_scale(limits.ttft_scale, idx),
         tpot_scale=_take_scale(limits.tpot_scale, idx),
+        slot_cap=None if limits.slot_cap is None else np.asarray(limits.slot_cap)[idx],
     )
 
 

@@ -646,6 +646,7 @@ def analytic(spec: ReplicaSpec, workload: Workload):
         max_concurrency=np.array([float(spec.max_concurrency)]),
         max_num_seqs=np.array([float(spec.max_num_seqs)]),
         max_num_batched_tokens=np.array([float(spec.max_num_batched_tokens)]),
+        slot_cap=np.array([float(spec.max_num_seqs)]),  # what the simulated engine runs at once
     )
     return evaluate_load(spec.step, np.array([spec.rate_rps]), demand, limits)
 
@@ -757,6 +758,7 @@ def simulation_dict(sim: Simulation) -> dict:
         "kv_utilization_max": rnd(r.kv_utilization_max, 4),
         "running_mean": rnd(r.running_mean, 3),
         "running_p99": rnd(r.running_p99, 1),
+        "running_variance": rnd(r.running_variance, 3),
         "preemptions": r.preemptions,
         "steps": r.steps,
         "simulated_s": rnd(r.simulated_s, 3),

@@ -336,3 +336,122 @@ def test_ttft_wait_has_its_atom_at_zero():
     shift, w = np.array([[1.0, 2.0, 3.0]]), np.array([0.5, 0.4, 0.1])
     for q, want in ((0.85, 2.0), (0.95, 3.0), (0.99, 3.0)):
         assert _shifted_quantile(edges, cdf, shift, w, q, atom=1.0 - rho)[0] == pytest.approx(want, abs=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# The running batch's law and the wait for a --max-num-seqs slot
+# ---------------------------------------------------------------------------------------------
+
+
+def _erlang_c(c: int, a: float) -> float:
+    """Erlang C by the Erlang B recursion B_k = a B_{k-1} / (k + a B_{k-1}), C = c B / (c - a (1 - B))."""
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return c * b / (c - a * (1 - b))
+
+
+def test_erlang_c_worked_by_hand():
+    """M/M/2 at a = 1: C = (a^2 / 2! x 2 / (2 - 1)) / (1 + a + a^2 / 2! x 2 / (2 - 1)) = 1 / 3;
+    M/M/10 at a = 7 (Erlang B recursion): B = 0.07874, C = 10 B / (10 - 7 (1 - B)) = 0.22173."""
+    assert _erlang_c(2, 1.0) == pytest.approx(1 / 3, rel=1e-12)
+    assert _erlang_c(10, 7.0) == pytest.approx(0.22173, abs=5e-6)
+
+
+@pytest.mark.parametrize("c,a", [(2, 1.0), (10, 7.0), (20, 15.0), (71, 52.0), (100, 80.0)])
+def test_slot_wait_is_erlang_c_for_a_poisson_batch(c, a):
+    """A batch whose free law is Poisson (variance = mean = a, the step constant: M/M/c with unit
+    mean service, lam = a) waits for a slot with Erlang C's probability and, once waiting, for
+    1 / (c - a) on average (Kleinrock vol. 1, eq. 3.40 and 3.43). The law is read as a shifted
+    gamma with Poisson's first three moments, so P_w is Erlang C to within 1 %."""
+    from sizer.queueing import _slot_wait
+
+    p, w = _slot_wait(np.array([a]), np.array([a]), np.array([float(c)]), np.array([a]), np.array([a]), np.array([0.0]), np.array([0.01]))
+    assert p[0] == pytest.approx(_erlang_c(c, a), rel=0.01)
+    assert w[0] == pytest.approx(1 / (c - a), rel=1e-9)
+
+
+def test_slot_wait_unstable_at_the_cap():
+    """A batch whose mean reaches the cap never drains: the wait is infinite."""
+    from sizer.queueing import _slot_wait
+
+    p, w = _slot_wait(np.array([60.0]), np.array([90.0]), np.array([60.0]), np.array([3.0]), np.array([60.0]), np.array([0.0]), np.array([0.01]))
+    assert math.isinf(w[0]) and p[0] == 1.0
+
+
+def test_batch_tail_of_a_poisson_batch():
+    """With variance = mean the batch's law has Poisson's skewness: its p99 is Poisson's. Poisson(52)'s
+    p99, summed term by term here: 69 (P(N <= 68) = 0.9862, P(N <= 69) = 0.9901)."""
+    from sizer.queueing import _gamma_quantile
+
+    pmf = [math.exp(-52.0)]
+    for k in range(1, 120):
+        pmf.append(pmf[-1] * 52.0 / k)
+    cdf = np.cumsum(pmf)
+    p99 = int(np.searchsorted(cdf, 0.99))
+    assert p99 == 69
+    assert _gamma_quantile(np.array([52.0]), np.array([52.0]), 2.3263)[0] == pytest.approx(p99, abs=1.0)
+
+
+def test_batch_variance_of_a_symmetric_queue():
+    """Without prefill stalls, the batch is a symmetric queue in token-steps: pi(n) proportional
+    to prod_{k <= n} lam E[O] t(k) / k (Kelly 1979, ch. 3), here t(k) = 20 ms + 0.2 ms x k,
+    lam E[O] = 5 x 200 = 1,000 steps' worth a second. Its variance, summed from the product form
+    here, against _running_batch_law's n / (1 - e), e = n t'(n) / t(n) at the mean n."""
+    from sizer.queueing import _running_batch_law
+
+    lam, mean_o = 5.0, 200.0
+    k = np.arange(1, 2000, dtype=float)
+    t = 0.020 + 0.0002 * k
+    log_pi = np.concatenate([[0.0], np.cumsum(np.log(lam * mean_o * t / k))])
+    pi = np.exp(log_pi - log_pi.max())
+    pi /= pi.sum()
+    n_all = np.arange(pi.size)
+    mean = float((pi * n_all).sum())
+    var = float((pi * (n_all - mean) ** 2).sum())
+    # Little's law at the mean: n = lam E[O] t(n) -> n = 20 / (1 - 0.2) = 25
+    n = lam * mean_o * 0.020 / (1 - lam * mean_o * 0.0002)
+    assert mean == pytest.approx(n, rel=0.02)
+    d = Demand(prompt=LengthDist(percentiles=((50.0, 100.0),)), output=LengthDist(percentiles=((50.0, 200.0),)), ttft_s=(), tpot_s=())
+    one = np.ones(1)
+    m, v = _running_batch_law(one * n, one * (0.020 + 0.0002 * n), one * 0.0002, one * lam, np.zeros((1, 1)), np.ones(1), one * 0.0, one * 0.02, one * 0.0, d, one > 0)
+    assert m[0] == pytest.approx(n)
+    assert v[0] == pytest.approx(var, rel=0.03)
+
+
+def test_pair_min_mean_by_hand():
+    """E[min(O - 1, O' - 1)] of a fixed 200-token output is 199; of two equally likely lengths
+    {100, 300} (approximated by a log-normal with no spread at each): min is 99 unless both are
+    300, 1/4 of the time: here the fixed case."""
+    from sizer.queueing import _pair_min_mean
+
+    assert _pair_min_mean(LengthDist(percentiles=((50.0, 200.0),))) == pytest.approx(199.0)
+
+
+def test_refused_prompts_weigh_nothing():
+    """Prompts the engine refuses (prompt + output > max_model_len) get no weight: with outputs of
+    exactly 100 tokens and max_model_len 2,100, every prompt cell above 2,000 tokens is dropped and
+    the rest renormalised."""
+    from sizer.queueing import _admitted_prompt_points
+
+    prompt = LengthDist(percentiles=((50.0, 1000.0), (99.0, 4000.0)))
+    output = LengthDist(percentiles=((50.0, 100.0),))
+    points, w = _admitted_prompt_points(prompt, output, 2100.0)
+    assert w[points > 2000].sum() == 0.0 and w.sum() == pytest.approx(1.0)
+    _, w_all = _admitted_prompt_points(prompt, output, 0.0)
+    kept = points <= 2000
+    assert w[kept] == pytest.approx(w_all[kept] / w_all[kept].sum())
+
+
+def test_slot_wait_enters_ttft(chat_step):
+    """The same replica with a cap the batch reaches (its p99 above it) and with one it never
+    reaches: the capped TTFT p99 is longer, the uncapped one carries no slot wait."""
+    d = _demand()
+    lam = np.array([3.0])
+    free = evaluate_load(chat_step, lam, d, LIMITS)
+    capped_limits = Limits(max_concurrency=np.array([400.0]), max_num_seqs=np.array([float(round(free.running_mean[0] + 4))]), max_num_batched_tokens=np.array([8192.0]))
+    capped = evaluate_load(chat_step, lam, d, capped_limits)
+    assert free.slot_wait_probability[0] < 1e-6
+    assert capped.slot_wait_probability[0] > 0.05
+    assert capped.ttft_s["p99"][0] > free.ttft_s["p99"][0] + capped.slot_wait_mean_s[0] * 0.5
+    assert capped.tpot_s["p99"][0] == free.tpot_s["p99"][0]

@@ -130,8 +130,9 @@ def test_simulate_cli_json_is_deterministic(root):
 def test_simulation_agrees_with_the_analytic_model_on_a_plan(chat, h100):
     """Chat on 3 x H100 tp=2 (4 req/s each), 3,000 s of arrivals (~11,000 requests), under the
     engine's default sequence cap (1,024, which the batch never reaches): the simulated TTFT and
-    TPOT p50 and p99 within 15 % of queueing.evaluate_load's. (Under the launch line's cap
-    requests wait for a slot, which the analytic TTFT leaves out: tests/test_simulate_workloads.py.)"""
+    TPOT p50 and p99 within 15 % of queueing.evaluate_load's, which takes the cap the simulated
+    engine runs (ReplicaSpec.max_num_seqs, not the launch line's 60, which this load would
+    overrun: its wait for a slot is tests/test_simulate_workloads.py's)."""
     from sizer.simulate import analytic
 
     t = chat.traffic

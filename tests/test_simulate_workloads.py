@@ -1,61 +1,46 @@
 """The solved plan of every shipped workload, checked by `sizer simulate`: each deployment's
 replica is simulated as its launch line configures it (--max-num-seqs, --max-num-batched-tokens,
 --max-model-len, block size), with Poisson arrivals at its load, about 20,000 requests (20,000 /
-rate seconds, within 600-3,600 s), and must serve every request it admits, and agree with the
+rate seconds, within 600-3,600 s), and must serve every request it admits, meet its SLO within
+the simulated p99's own noise (SLO_NOISE), keep its running batch's p99 where the analytic law
+puts it (queueing._running_batch_law, where the cap does not truncate it), and agree with the
 analytic model (queueing.evaluate_load, which sized it) within 15 % on TTFT p99 and TPOT p99.
 
-Where it does not, the gap is stated here and in the README ("simulate vs analytic"), and held to
-the figure measured when it was stated, so that it cannot grow unnoticed:
+The simulated p99 is itself noisy: over arrival seeds 1, 2, 3 and 7 at the same load
+(benchmarks/simulate_agreement.py --seeds 1 2 3 7), the TTFT p99 of one replica moved by up to
+25 % (limited's H100: +4, +19, +21, +15 % against the analytic figure; rag's B200: -1, -16 %,
+-22 %), its TPOT p99 by up to 10 %. Where seed 7's gap is past 15 %, it is stated here and in the
+README, held to the figure measured when it was stated, so that it cannot grow unnoticed:
 
-    daily-llama-3.1-8b-aws  TTFT p99 +281 % (0.93 s analytic, 3.55 s simulated), and
-    limited-llama-3.1-70b   H100 tp=2 TTFT p99 +28 %: the launch line caps --max-num-seqs at the
-                            sequences the pool holds at the p99 context (71 and 60), where the
-                            analytic model's running batch (Poisson: mean + 2.33 sd) reaches the
-                            cap only at its p99, the simulated batch sits at the cap (its p99 71
-                            and 60) with the KV pool a quarter used: requests wait for a slot,
-                            a wait the analytic TTFT leaves out. (Simulated with the engine's
-                            default cap, 256 and 1024, the same replicas agreed within 14 %.)
-    limited-llama-3.1-70b   H200 tp=1 (the pool the budget constraint adds): TTFT p99 +16 %:
-                            one GPU prefills 6k-16k-token prompts in 0.5-1.5 s, stalls the
-                            analytic busy-period tail underestimates; the simulated p99 is itself
-                            noisy here: +11 % to +30 % over arrival seeds 1-8 at the same load.
-    rag-llama-3.1-70b-32k   B200 tp=2 (the plan since issue 11): TPOT p99 +34 % at 1.5 req/s a
-                            replica: prompts to 30k tokens at p99 (log-normal beyond) prefilled in
-                            full budget steps stall every running sequence, which the analytic
-                            busy-period tail underestimates; the simulated replica misses the
-                            TPOT bound (105 ms > 80 ms): this plan is optimistic. Its TTFT p99
-                            agrees (+7 %) now that the replica refuses what vLLM refuses, the
-                            requests longer than --max-model-len (2 of 20,000 here, prompts of
-                            100k tokens and more whose prefill the analytic model queues all
-                            behind: +55 % before).
-    After issue 13c's refit the plans moved (rag to B200 tp=4 at 3 req/s a replica, limited's
-    second pool to A100-80GB tp=8): rag's B200 tp=4 TTFT p99 -25 % (4.07 s analytic, 3.04 s
-    simulated: the analytic tail pessimistic on prompts to 30k tokens over four GPUs) and TPOT
-    p99 +26 %; limited's A100 tp=8 TPOT p99 +17 % (52.1 / 60.7 ms: the long prompts' stalls again).
-    api-llama-3.1-8b        the other way: TPOT p99 -18 % (the analytic tail above the simulated
-                            one, so the plan over-provisions) at 50 requests/s of short prompts,
-                            where a request's life admits about 100 prompts and the busy-period
-                            widening of their delay overstates its spread; TTFT p99 +15 %.
+    daily-llama-3.1-8b-aws  L40S tp=1 at 5.85 req/s, TTFT p99 +39 % (0.80 s analytic, 1.11 s
+                            simulated; seeds 1-3: +11, +12, -4 %): the launch line's cap (71
+                            sequences, the pool at the p99 context) is reached about 1 % of the
+                            time, and the wait for a slot then (Erlang C on the batch's law) is
+                            a rare event the p99 rests on: 1.11 s is the seed whose batch's
+                            variance came out 15 % above the law's.
+    limited-llama-3.1-70b   H100 tp=2, TTFT p99 +15.3 % (seeds 1-3: +4, +19, +21 %).
+    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -22 % (3.91 s analytic, 3.04 s
+                            simulated; seeds 1-2: -1, -16 %): prompts to 30k tokens at p99
+                            prefilled over seconds; the p99 rests on about 100 requests whose
+                            wait is set by a few of the longest prompts.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from sizer.simulate import AGREEMENT_FRACTION, analytic, plan_replicas, poisson_arrivals, simulate_replica
+from sizer.simulate import AGREEMENT_FRACTION, analytic, plan_replicas, poisson_arrivals, simulate_replica, slo_checks
 from sizer.workload import load_workload
 
 from .conftest import WORKLOADS
 
 # (workload, device): {metric: bound on |simulated - analytic| / analytic} where 15 % does not hold
 STATED_GAPS = {
-    ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 2.85},
-    ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.30},
-    ("limited-llama-3.1-70b", "H200-SXM"): {"ttft_p99": 0.31},
-    ("rag-llama-3.1-70b-32k", "B200"): {"tpot_p99": 0.36, "ttft_p99": 0.26},
-    ("limited-llama-3.1-70b", "A100-80GB"): {"tpot_p99": 0.17},
-    ("api-llama-3.1-8b", "MI300X"): {"tpot_p99": 0.21, "ttft_p99": 0.18},
+    ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.40},
+    ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.17},
+    ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.24},
 }
+SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
 
 
 @pytest.mark.parametrize("path", WORKLOADS, ids=[p.stem for p in WORKLOADS])
@@ -70,6 +55,11 @@ def test_solved_plan_holds_up_in_simulation(path, catalog):
         assert result.unfinished == 0, (spec.label, result)
         assert result.requests > 1000
         point = analytic(spec, w)
+        for check in slo_checks(w, result):
+            assert check.simulated_s <= check.bound_s * (1 + SLO_NOISE), f"{path.stem} {spec.label}: {check}"
+        if result.running_p99 < spec.max_num_seqs:  # the batch's tail where the cap does not cut it
+            tail = float(point.running_tail[0])
+            assert abs(result.running_p99 - tail) / tail <= AGREEMENT_FRACTION, f"{path.stem} {spec.label}: batch p99 {tail:.1f} / {result.running_p99}"
         gaps = STATED_GAPS.get((path.stem, spec.device), {})
         for metric, a, s in (
             ("ttft_p99", point.ttft_s["p99"][0], result.ttft_s["p99"]),
