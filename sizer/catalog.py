@@ -342,17 +342,36 @@ def load_catalog(root: Path | None = None) -> Catalog:
     return Catalog(root=root, gpus=gpus, prices=prices, models=models)
 
 
+def user_path(spec: str) -> Path:
+    """A path as the user wrote it, `~` expanded where it names a home directory (kept as
+    written where it names no user this system knows)."""
+    try:
+        return Path(spec).expanduser()
+    except RuntimeError:
+        return Path(spec)
+
+
+def _exists(path: Path) -> bool:
+    """Whether a path exists; False for a name no file system could hold (longer than the
+    system's limit, or with a NUL byte), which is then looked up as a model name."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, where: str = "") -> ModelArch:
     """A model named in the catalog, or a path (absolute, or relative to `base_dir`) to a
     config.json or a folder holding one."""
     entry = catalog.find_model(spec)
     if entry is not None:
         return load_model_entry(entry.path)
-    path = Path(spec).expanduser()
+    path = user_path(spec)
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    looks_like_path = spec.endswith(".json") or "/" in spec or os.sep in spec or path.exists()
-    if looks_like_path and path.exists():
+    exists = _exists(path)
+    looks_like_path = spec.endswith(".json") or "/" in spec or os.sep in spec or exists
+    if looks_like_path and exists:
         if path.is_dir() and not (path / "config.json").is_file():
             raise InputFileError(f"{where}folder {path} holds no config.json")
         return load_config_json(path, label=str(path))

@@ -2,7 +2,8 @@
 
 Exit codes (errors.py): 0 success, 2 command-line usage, 3 missing or unreadable file, 4 YAML/JSON
 syntax, 5 unknown key, 6 wrong type, 7 bad value, 8 unknown model/device/provider, 9 infeasible,
-10 solver failure, 1 any other sizer error. Errors are one line on stderr; --debug shows the traceback.
+10 solver failure, 1 any other sizer error, 70 an internal error (a bug in sizer). Errors are one line on
+stderr; --debug shows the traceback.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import click
 
 from . import __version__
 from .catalog import load_catalog, resolve_model
-from .errors import SizerError
+from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
 from .report import render_explanation, render_plan, to_json
+from .schema import check_output_path, write_output
 from .units import normalise_dtype
 from .workload import load_workload
 
@@ -26,9 +28,16 @@ PLAN_FORMATS = click.Choice(["table", "json", "csv", "markdown"])
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text, "--output")
     else:
         click.echo(text, nl=False)
+
+
+def _writable(ctx, param, value):
+    """Option callback: a file to write must be writable where it is named, before any work."""
+    if value is not None:
+        check_output_path(value, "/".join(param.opts[:1]) or param.name)
+    return value
 
 
 def _catalog_option(f):
@@ -42,7 +51,7 @@ def _catalog_option(f):
 
 
 def _output_options(f):
-    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")(f)
+    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
     f = click.option("--format", "fmt", type=FORMATS, default="table", show_default=True, help="Output format.")(f)
     return f
 
@@ -55,7 +64,7 @@ def cli(debug: bool) -> None:
 
 
 def _plan_output_options(f):
-    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")(f)
+    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
     f = click.option("--format", "fmt", type=PLAN_FORMATS, default="table", show_default=True, help="Output format.")(f)
     return f
 
@@ -72,7 +81,7 @@ def _time_limit_option(f):
 
 def _plot_option(what: str):
     def deco(f):
-        return click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
+        return click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
 
     return deco
 
@@ -81,7 +90,7 @@ def _plot_option(what: str):
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
-@click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, help="Also write the integer program (LP format) to this file.")
+@click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Also write the integer program (LP format) to this file.")
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
 def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
@@ -305,7 +314,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
 
 @cli.command("calibrate")
 @_catalog_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the fitted table here (default: the catalog's efficiency.json; .yaml writes YAML).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write the fitted table here (default: the catalog's efficiency.json; .yaml writes YAML).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
 def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: int) -> None:
     """Fit the efficiency factors to the fit rows of the measurement table; write efficiency.json."""
@@ -328,7 +337,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the arrivals and lengths.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Arrivals from a CSV (timestamp, optional prompt_tokens, output_tokens) instead of Poisson.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")
 @_catalog_option
 def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
     """Discrete-event simulation of a plan's replicas (continuous batching, paged KV), against the analytic model."""
@@ -352,14 +361,27 @@ def main(argv: list[str] | None = None) -> None:
     except SizerError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {_one_line(exc, limit=None)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(1)
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # usage: one line too, with where to look
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if isinstance(exc, click.UsageError) and ctx is not None else ""
+        click.echo(f"error: {_one_line(exc.format_message(), limit=None)}{hint}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:  # a bug in sizer, not in the input: one line, its own exit code
+        if debug:
+            raise
+        click.echo(f"error: internal error (a bug in sizer; `sizer --debug ...` shows where): {type(exc).__name__}: {_one_line(exc)}", err=True)
+        sys.exit(INTERNAL_ERROR_EXIT_CODE)
     sys.exit(0)
+
+
+def _one_line(exc: BaseException | str, limit: int | None = 300) -> str:
+    """The message on one line (its line breaks and runs of spaces as one space), cut at `limit`."""
+    text = " ".join(str(exc).split())
+    return text if limit is None or len(text) <= limit else text[:limit] + "..."

@@ -36,6 +36,8 @@ Constraints (each named)
     demand[_hH]             R = {0}: sum_o a_o n_oh >= D_h
     demand_bB_hH            buckets: l_o0h + sum_o l_obh / s_b = D_h for every bucket b (a pool on
                             range r carries each of its buckets in proportion s_b / s_r)
+    serve[_bB][_hH]         sum of n_orh over the pools that can carry the hour's (bucket's) demand
+                            >= 1 where that demand is > 0 (however small)
     capacity_O_rR_hH        l_orh <= a_or n_orh
     use_O...                x_orh <= M_orh y_o,  z_or <= max_h M_orh y_o
     configurations          sum_o y_o <= k
@@ -320,7 +322,7 @@ def build_program(problem: FleetProblem, options: tuple[Option, ...] | None = No
 
     def bound(o: int, r: int, h: int) -> int:
         d = problem.demand_rps[h] * problem.ranges[r].share
-        n = math.ceil(d / opts[o].rate(r) - 1e-9) + (1 if n1 else 0) if d > 0 else 0
+        n = max(math.ceil(d / opts[o].rate(r) - 1e-9), 1) + (1 if n1 else 0) if d > 0 else 0
         return max(n, min_rep)
 
     hourly: dict[tuple[int, int, int], pulp.LpVariable] = {}
@@ -391,12 +393,16 @@ def build_program(problem: FleetProblem, options: tuple[Option, ...] | None = No
         t for per_device in gpus_by_hour_device for terms in per_device.values() for t in terms
     )
 
-    # demand
+    # demand; and at least one replica where there is any ("serve": exact, replicas are integers):
+    # a demand far below a replica's rate would otherwise pass as met by a fraction of a replica
+    # within the solver's integer tolerance (1e-6 of a replica of 1,000 req/s is 1e-3 req/s)
     load: dict[tuple[int, int, int], pulp.LpVariable] = {}
     for h in hours:
         d = problem.demand_rps[h]
         if nr == 1:
             add(pulp.lpSum(opts[o].rate(0) * running(o, 0, h) for o, r in pools) >= d, "demand" if simple else f"demand{hs(h)}")
+            if d > 0:
+                add(pulp.lpSum(running(o, 0, h) for o, r in pools) >= 1, f"serve{hs(h)}")
             continue
         for o, r in pools:
             load[o, r, h] = prob.add_variable(f"load_{ps(o, r)}{hs(h)}", lowBound=0)
@@ -404,6 +410,8 @@ def build_program(problem: FleetProblem, options: tuple[Option, ...] | None = No
         for b in range(1, nr):
             terms = [load[o, r, h] * (1.0 / problem.ranges[r].share) for o, r in pools if r in (0, b)]
             add(pulp.lpSum(terms) == d, f"demand_b{b}{hs(h)}")
+            if d * problem.ranges[b].share > 0:
+                add(pulp.lpSum(running(o, r, h) for o, r in pools if r in (0, b)) >= 1, f"serve_b{b}{hs(h)}")
 
     # each option's replicas only when it is used; at most k options
     for o, r in pools:
@@ -504,28 +512,47 @@ def _value(v) -> float:
 
 def set_start(program: FleetProgram, pools: list[Pool] | tuple[Pool, ...]) -> bool:
     """Give the solver a feasible first solution (a single-configuration plan, or the plan a
-    relaxed program started from): every variable's initial value. False when a pool's option is
-    not in the program."""
+    relaxed program started from): every variable's initial value. False, and no start, when a
+    pool's option is not in the program or the solution is not feasible in it: the replica bounds
+    M_orh of a program without min_replicas or redundancy are below the replicas a plan made
+    under them holds, and a start outside the bounds is no start at all (PuLP refuses it)."""
     problem, opts = program.problem, program.options
     index = {id(o): i for i, o in enumerate(opts)}
     if any(id(p.option) not in index for p in pools):
         return False
     for v in program.prob.variables():
         v.setInitialValue(0)
+    if not _set_start_values(program, pools, index):
+        for v in program.prob.variables():
+            v.varValue = None
+        program.started = False
+        return False
+    program.started = True
+    return True
+
+
+def _set_start_values(program: FleetProgram, pools, index: dict[int, int]) -> bool:
+    """The initial values of set_start; False when one is out of its variable's bounds or the
+    values break a constraint of the program."""
+    problem, opts = program.problem, program.options
+
+    def put(var, value) -> bool:
+        return var.setInitialValue(value, check=False)
     hours = range(problem.hours)
     by_pool = {(index[id(p.option)], p.range_index): p for p in pools}
+    ok = True
     for (o, r), p in by_pool.items():
-        program.use[o].setInitialValue(1)
+        ok &= put(program.use[o], 1)
         if (o, r) in program.reserved:
-            program.reserved[o, r].setInitialValue(p.reserved)
+            ok &= put(program.reserved[o, r], p.reserved)
         for h in hours:
             if (o, r, h) in program.hourly:
-                program.hourly[o, r, h].setInitialValue(p.hourly[h])
+                ok &= put(program.hourly[o, r, h], p.hourly[h])
             if (o, r, h) in program.load:
-                program.load[o, r, h].setInitialValue(p.load_rps[h])
+                ok &= put(program.load[o, r, h], p.load_rps[h])
             alive = program.alive.get((o, r, h))
             if alive is not None:
-                alive.setInitialValue(1 if p.running[h] > 0 else 0)
+                ok &= put(alive, 1 if p.running[h] > 0 else 0)
     for fi, f in enumerate(program.node_offers):
         def used(h: int) -> float:
             total = 0.0
@@ -536,12 +563,11 @@ def set_start(program: FleetProgram, pools: list[Pool] | tuple[Pool, ...]) -> bo
             return total
 
         if f.role == "reserved":
-            program.instances_reserved[fi].setInitialValue(math.ceil(used(0) / f.instance_gpus - 1e-9))
+            ok &= put(program.instances_reserved[fi], math.ceil(used(0) / f.instance_gpus - 1e-9))
         else:
             for h in hours:
-                program.instances_hourly[fi, h].setInitialValue(math.ceil(used(h) / f.instance_gpus - 1e-9))
-    program.started = True
-    return True
+                ok &= put(program.instances_hourly[fi, h], math.ceil(used(h) / f.instance_gpus - 1e-9))
+    return ok and program.prob.valid(eps=1e-6)
 
 
 def single_pools(problem: FleetProblem, sp: SinglePlan) -> list[Pool]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import FieldTypeError, FieldValueError, InputFileError
+from .errors import FieldTypeError, FieldValueError, InputFileError, YamlSyntaxError
 from .schema import Fields, type_name
 
 HOURS_PER_DAY = 24
@@ -218,13 +218,23 @@ def parse_size_buckets(sr: Fields, max_configurations: int) -> tuple[float, ...]
 # ------------------------------------------------------------------------------------------------
 
 
+# The last second an ISO 8601 time can name (9999-12-31T23:59:59): a timestamp beyond it, or
+# before its negative, is no time a trace was recorded at (1e13 s is the year 318,857).
+MAX_TIMESTAMP_S = 253_402_300_799.0
+MAX_TRACE_TOKENS = 1e9  # a prompt or output length in a trace, tokens
+
+
 def _seconds(text: str, where: str) -> float:
     """Epoch seconds, or an ISO 8601 time read on its own clock (its hour is the hour of day)."""
     text = text.strip()
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         pass
+    else:
+        if not abs(value) <= MAX_TIMESTAMP_S:  # NaN and inf fail too
+            raise FieldValueError(f"{where}: expected epoch seconds within +-{MAX_TIMESTAMP_S:.0f} (the year 9999), got {text!r}")
+        return value
     try:
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -243,9 +253,12 @@ def read_arrivals_csv(path: Path, label: str, *, blank_lengths: bool = False) ->
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputFileError(f"{label}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InputFileError(f"{label}: cannot read: {exc}") from None
-    rows = list(csv.DictReader(text.splitlines()))
+    try:
+        rows = list(csv.DictReader(text.splitlines()))
+    except csv.Error as exc:
+        raise YamlSyntaxError(f"{label}: not a valid CSV: {exc}") from None
     header = rows[0].keys() if rows else []
     if "timestamp" not in header:
         raise FieldValueError(f"{label}: expected a CSV with a 'timestamp' column (and optionally prompt_tokens, output_tokens)")
@@ -262,10 +275,28 @@ def read_arrivals_csv(path: Path, label: str, *, blank_lengths: bool = False) ->
                     n = float(value)
                 except (TypeError, ValueError):
                     raise FieldValueError(f"{label}: line {i}: {col}: expected a number of tokens, got {value!r}") from None
-                if not n >= 1:
-                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number >= 1, got {value}")
+                if not 1 <= n <= MAX_TRACE_TOKENS:
+                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number of tokens from 1 to {MAX_TRACE_TOKENS:.0e}, got {value}")
                 sink.append(n)
     return times, prompts, outputs
+
+
+def hourly_exposure_s(start: float, end: float) -> list[float]:
+    """Seconds of [start, end] that fall in each hour of the day (hour 0 = 00:00-01:00 on the
+    timestamps' own clock): whole days at once, then the hours of the rest one by one (at most
+    25 turns, whatever the span)."""
+    exposure = [0.0] * HOURS_PER_DAY
+    day_s = HOURS_PER_DAY * 3600.0
+    whole_days = math.floor((end - start) / day_s)
+    if whole_days > 0:
+        exposure = [whole_days * 3600.0] * HOURS_PER_DAY
+        start += whole_days * day_s
+    slot = math.floor(start / 3600)
+    while slot * 3600 < end:
+        lo, hi = max(start, slot * 3600.0), min(end, (slot + 1) * 3600.0)
+        exposure[slot % HOURS_PER_DAY] += max(hi - lo, 0.0)
+        slot += 1
+    return exposure
 
 
 def read_trace(path: Path, label: str) -> TraceSummary:
@@ -277,12 +308,7 @@ def read_trace(path: Path, label: str) -> TraceSummary:
     if len(times) < 2:
         raise FieldValueError(f"{label}: expected at least two arrivals, got {len(times)}")
     start, end = min(times), max(times)
-    exposure = [0.0] * HOURS_PER_DAY
-    slot = math.floor(start / 3600)
-    while slot * 3600 < end:
-        lo, hi = max(start, slot * 3600.0), min(end, (slot + 1) * 3600.0)
-        exposure[slot % HOURS_PER_DAY] += max(hi - lo, 0.0)
-        slot += 1
+    exposure = hourly_exposure_s(start, end)
     missing = [h for h in range(HOURS_PER_DAY) if exposure[h] <= 0]
     if missing:
         raise FieldValueError(

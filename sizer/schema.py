@@ -41,7 +41,7 @@ def read_document(path: Path, label: str | None = None) -> Any:
         raise InputFileError(f"{label}: file not found") from None
     except IsADirectoryError:
         raise InputFileError(f"{label}: is a directory, expected a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the name
         raise InputFileError(f"{label}: cannot read: {exc}") from None
     try:
         if str(path).endswith(".json"):
@@ -64,6 +64,26 @@ def read_document(path: Path, label: str | None = None) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise YamlSyntaxError(f"{label}: not valid YAML{where}: {problem}") from None
+
+
+def check_output_path(path: str | Path, option: str) -> None:
+    """Refuse, before any work, a file that cannot be written: its folder missing, or the path
+    a folder. (A write that fails later all the same is refused by write_output.)"""
+    p = Path(path)
+    if p.is_dir():
+        raise InputFileError(f"{option}: {path} is a directory, expected a file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputFileError(f"{option}: {path}: the folder {parent} does not exist")
+
+
+def write_output(path: str | Path, text: str, option: str) -> None:
+    """Write `text` to `path`, or an InputFileError naming the option (exit 3)."""
+    check_output_path(path, option)
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise InputFileError(f"{option}: cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]], label: str) -> dict[str, Any]:
