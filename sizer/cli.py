@@ -334,7 +334,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
 @click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the arrivals and lengths.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Arrivals from a CSV (timestamp, optional prompt_tokens, output_tokens) instead of Poisson.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")

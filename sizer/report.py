@@ -262,7 +262,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"  # NaN and inf are not JSON
 
 
 _TABLE_COLUMNS: list[Column] = [

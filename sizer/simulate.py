@@ -447,10 +447,15 @@ def _weighted_percentile(hist: list[tuple[float, int]], p: float) -> float:
 
 def parse_plan(text: str) -> tuple[str, int, int, str, str]:
     """`device,tp,pp,kv,weights` (as `sizer solve` prints a configuration)."""
+    from .units import WEIGHT_DTYPES, normalise_dtype
+
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 5 or not parts[1].isdigit() or not parts[2].isdigit():
-        raise FieldValueError(f"--plan: expected device,tp,pp,kv,weights (for example H100-SXM,2,1,fp8,fp8), got {text!r}")
-    return parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4]
+    if len(parts) != 5 or not parts[1].isdigit() or not parts[2].isdigit() or int(parts[1]) < 1 or int(parts[2]) < 1:
+        raise FieldValueError(f"--plan: expected device,tp,pp,kv,weights with tp and pp integers >= 1 (for example H100-SXM,2,1,fp8,fp8), got {text!r}")
+    weights = normalise_dtype(parts[4])
+    if weights not in WEIGHT_DTYPES:
+        raise FieldValueError(f"--plan {text}: weights: expected one of {', '.join(WEIGHT_DTYPES)}, got {parts[4]!r}")
+    return parts[0], int(parts[1]), int(parts[2]), parts[3], weights
 
 
 def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: int, rate_rps: float) -> ReplicaSpec:
@@ -527,6 +532,9 @@ def analytic(spec: ReplicaSpec, workload: Workload):
     return evaluate_load(spec.step, np.array([spec.rate_rps]), demand, limits)
 
 
+MAX_SIMULATED_REQUESTS = 1_000_000  # Poisson arrivals in one replica's window
+
+
 def simulate_workload(
     workload: Workload,
     catalog: Catalog,
@@ -543,6 +551,12 @@ def simulate_workload(
     out = []
     for spec in plan_replicas(workload, catalog, plans, replicas):
         t = workload.traffic
+        expected = spec.rate_rps * duration_s
+        if trace is None and expected > MAX_SIMULATED_REQUESTS:
+            raise FieldValueError(
+                f"--duration-s: {duration_s:g} s at {spec.rate_rps:.4g} req/s per replica is {expected:,.0f} requests to simulate; "
+                f"at most {MAX_SIMULATED_REQUESTS:,} (about a minute and a half of simulation per 100,000)"
+            )
         if trace is not None:
             arr = trace_arrivals(trace, duration_s, spec.replicas, t.prompt_tokens, t.output_tokens, seed)
         else:

@@ -17,6 +17,7 @@ after each point.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -25,7 +26,7 @@ from .catalog import Catalog
 from .errors import InfeasibleError, InputError
 from .fleet import best_single_plans, build_problem, evaluate_ranges, single_plan, size_ranges
 from .optimize import DEFAULT_TIME_LIMIT_S, Plan, check_context, plan
-from .workload import Workload
+from .workload import MAX_REQUESTS_PER_S, MIN_REQUESTS_PER_S, Workload
 
 PARAMETERS = ("requests_per_s", "scale", "price_scale", "ttft_p99_s", "tpot_p99_s", "context_percentile")
 _UNITS = {
@@ -92,8 +93,12 @@ class SweepResult:
         return tuple(out)
 
 
+MAX_POINTS = 1000  # points of one sweep: each is a solve
+
+
 def parse_values(text: str, option: str) -> tuple[float, ...]:
-    """'1,2,5,10' (a list) or 'a:b:n' (n evenly spaced values from a to b inclusive)."""
+    """'1,2,5,10' (a list) or 'a:b:n' (n evenly spaced values from a to b inclusive), finite
+    numbers, at most MAX_POINTS of them."""
     text = text.strip()
     try:
         if ":" in text:
@@ -101,26 +106,51 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if len(parts) != 3:
                 raise ValueError
             a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
-            if n < 1:
+            if n < 1 or not (math.isfinite(a) and math.isfinite(b)):
                 raise ValueError
-            if n == 1:
-                return (a,)
-            return tuple(a + (b - a) * i / (n - 1) for i in range(n))
-        values = tuple(float(x) for x in text.split(",") if x.strip())
-        if not values:
-            raise ValueError
-        return values
+            values = (a,) if n == 1 else None
+        else:
+            n, values = 0, tuple(float(x) for x in text.split(",") if x.strip())
+            if not values:
+                raise ValueError
     except ValueError:
         raise InputError(f"{option}: expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
-
-
-def _check(parameter: str, values: tuple[float, ...], option: str) -> None:
+    if n > MAX_POINTS:
+        raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {n}")
+    if values is None:
+        values = tuple(a + (b - a) * i / (n - 1) for i in range(n))
     for v in values:
+        if not math.isfinite(v):
+            raise InputError(f"{option}: expected finite numbers, got {v:g} in {text!r}")
+    if len(values) > MAX_POINTS:
+        raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {len(values)}")
+    return values
+
+
+# How far a multiplier may take a price: a GPU-hour from 1e-9 to 1e9 times its catalog price.
+MAX_PRICE_SCALE = 1e9
+
+
+def _check(parameter: str, values: tuple[float, ...], option: str, workload: Workload) -> None:
+    """Each value in its range, before any work: percentiles in (0, 100); rates, scaled traffic
+    and latency bounds > 0, traffic within the workload's rate range (workload.py)."""
+    peak = workload.traffic.requests_per_s
+    for v in values:
+        if not math.isfinite(v):
+            raise InputError(f"{option}: expected finite numbers, got {v:g}")
         if parameter == "context_percentile":
             if not 0 < v < 100:
                 raise InputError(f"{option}: expected percentiles > 0 and < 100, got {v:g}")
-        elif v <= 0:
+            continue
+        if v <= 0:
             raise InputError(f"{option}: expected values > 0, got {v:g}")
+        if parameter in ("requests_per_s", "scale"):
+            rate = v if parameter == "requests_per_s" else v * peak
+            if not MIN_REQUESTS_PER_S <= rate <= MAX_REQUESTS_PER_S:
+                what = f"{v:g} req/s" if parameter == "requests_per_s" else f"{v:g} x {peak:g} = {rate:g} req/s at the peak"
+                raise InputError(f"{option}: {what}; expected a peak rate from {MIN_REQUESTS_PER_S:g} to {MAX_REQUESTS_PER_S:g} req/s")
+        elif parameter == "price_scale" and not 1 / MAX_PRICE_SCALE <= v <= MAX_PRICE_SCALE:
+            raise InputError(f"{option}: expected multipliers from {1 / MAX_PRICE_SCALE:g} to {MAX_PRICE_SCALE:g}, got {v:g}")
 
 
 def _traffic(workload: Workload, parameter: str, value: float) -> Workload:
@@ -161,7 +191,7 @@ def sweep(
     """Plan the workload at each value of `parameter`."""
     if parameter not in PARAMETERS:
         raise InputError(f"sweep parameter: expected one of {', '.join(PARAMETERS)}, got {parameter!r}")
-    _check(parameter, values, option or f"--{parameter.replace('_', '-')}")
+    _check(parameter, values, option or f"--{parameter.replace('_', '-')}", workload)
     if device is not None:
         device = catalog.gpu(device, where="--price-device: ").name
     check_context(workload)
