@@ -95,11 +95,24 @@ def _unique_pairs(pairs: list[tuple[str, Any]], label: str) -> dict[str, Any]:
     return out
 
 
+MAX_DOCUMENT_NODES = 1_000_000
+"""Nodes a YAML document may stand for once its aliases are expanded: a catalog holds a few
+thousand. Nine levels of ten aliases stand for 10^9 (an "alias bomb"), which no loader or walk
+over the data should be asked to expand."""
+
+
 def _refuse_duplicate_keys(node: Any, label: str) -> None:
-    """A key given twice in one mapping: YAML keeps the last silently; sizer refuses it."""
+    """A key given twice in one mapping: YAML keeps the last silently; sizer refuses it. Each node
+    is checked once, however many aliases point at it; and a document whose aliases expand to
+    more than MAX_DOCUMENT_NODES nodes is refused."""
+    _refuse_alias_expansion(node, label)
     stack = [node]
+    seen_nodes: set[int] = set()
     while stack:
         n = stack.pop()
+        if id(n) in seen_nodes:
+            continue
+        seen_nodes.add(id(n))
         if isinstance(n, yaml.MappingNode):
             seen: dict[Any, int] = {}
             for key_node, value_node in n.value:
@@ -115,6 +128,38 @@ def _refuse_duplicate_keys(node: Any, label: str) -> None:
                 stack.append(value_node)
         elif isinstance(n, yaml.SequenceNode):
             stack.extend(n.value)
+
+
+def _refuse_alias_expansion(root: Any, label: str) -> None:
+    """Count the nodes the document stands for with its aliases expanded (each distinct node's
+    count computed once, children first), and refuse it past MAX_DOCUMENT_NODES."""
+    size: dict[int, int] = {}
+    visiting: set[int] = set()  # nodes whose children are being counted: reaching one again is a cycle
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        n, children_done = stack.pop()
+        if id(n) in size:
+            continue
+        if not children_done and id(n) in visiting:
+            raise YamlSyntaxError(f"{label}: an alias refers to a node that holds it (a recursive document); expected a plain document")
+        kids = []
+        if isinstance(n, yaml.MappingNode):
+            kids = [x for pair in n.value for x in pair]
+        elif isinstance(n, yaml.SequenceNode):
+            kids = list(n.value)
+        if not children_done:
+            visiting.add(id(n))
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids if id(k) not in size)
+            continue
+        visiting.discard(id(n))
+        total = 1 + sum(size.get(id(k), 0) for k in kids)
+        size[id(n)] = total
+        if total > MAX_DOCUMENT_NODES:
+            raise YamlSyntaxError(
+                f"{label}: the document expands to more than {MAX_DOCUMENT_NODES:,} values through its aliases (&anchor / *alias); "
+                "expected a plain document"
+            )
 
 
 def type_name(value: Any) -> str:
