@@ -172,13 +172,14 @@ def engine_overrides(workload: Workload) -> EngineOverrides:
     )
 
 
-def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False) -> list[Evaluated]:
+def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False, deadline=None) -> list[Evaluated]:
     """Check every configuration of the search space; compute capacity for those that pass.
 
     `prune` (sizer solve): where the plan is one configuration with no purchasing constraint,
     the rate search stops early for candidates that cannot be their device's cheapest plan even
     at the top of their rate bracket (see _cannot_win); their rate is then a feasible one, not
-    the largest (rate_exact False), and no plan, alternative or saving is built from them."""
+    the largest (rate_exact False), and no plan, alternative or saving is built from them.
+    `deadline` (deadline.Deadline) bounds the rate search: SolverError when it passes."""
     model = workload.model
     policy = engine_policy(workload.engine)
     overrides = engine_overrides(workload)
@@ -243,7 +244,7 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _, _ in passing], dtype=float),
         )
         keep = _cannot_win(workload, catalog, passing) if prune and prunable(workload) else None
-        cap = max_rate(step, demand_of(workload), limits, keep=keep)
+        cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
             out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload)
     return [e for e in out if e is not None]

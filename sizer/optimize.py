@@ -71,6 +71,7 @@ import pulp
 from .candidates import Evaluated, load_point
 from .catalog import Catalog, Price
 from .engines import engine_policy
+from .deadline import Deadline, as_deadline
 from .errors import InfeasibleError, SolverError
 from .fleet import (
     FleetProblem,
@@ -90,6 +91,7 @@ from .units import MILLION, SECONDS_PER_HOUR
 from .workload import Workload
 
 TIE_BREAK_USD_PER_GPU_HOUR = 1e-6
+NOT_COMPUTED = "not computed within --time-limit-s"
 DEFAULT_TIME_LIMIT_S = 30.0
 
 
@@ -178,7 +180,8 @@ class ConstraintReport:
     name: str  # e.g. "constraints.available_gpus.H100-SXM"
     value: str
     binding: bool
-    cost_without_usd_per_hour: float | None  # None: still infeasible, or not computed
+    cost_without_usd_per_hour: float | None  # None: still infeasible, or not computed (note says which)
+    note: str | None = None  # NOT_COMPUTED: the command's --time-limit-s ran out before this re-solve
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -583,9 +586,12 @@ def single_pools(problem: FleetProblem, sp: SinglePlan) -> list[Pool]:
     ]
 
 
-def run_program(program: FleetProgram, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> FleetSolution | None:
-    """Solve; None when the program is infeasible. SolverError for any other non-optimal status
-    without a solution."""
+def run_program(program: FleetProgram, time_limit_s: float | Deadline | None = DEFAULT_TIME_LIMIT_S, what: str = "the sizing program") -> FleetSolution | None:
+    """Solve within `time_limit_s` (seconds, or what is left of a command's Deadline); None when
+    the program is infeasible. SolverError for any other non-optimal status without a solution,
+    and when the deadline has passed before the solver could start."""
+    if isinstance(time_limit_s, Deadline):
+        time_limit_s = time_limit_s.solver_limit_s(what)
     solver, name = _make_solver(time_limit_s=time_limit_s, warm_start=program.started)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -723,61 +729,123 @@ def constraint_label(problem: FleetProblem, group: str) -> str:
     return f"search.max_configurations ({problem.max_configurations})"
 
 
-def conflicting_constraints(problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | None) -> list[str]:
-    """A smallest set of constraint groups that together with the demand admit no plan
-    (deletion filter: drop each group in turn; keep it out when the rest stay infeasible)."""
-    groups = constraint_groups(problem, options)
+def _infeasible_without(problem: FleetProblem, options: tuple[Option, ...], drop: frozenset[str], deadline: Deadline) -> bool | None:
+    """Whether the program stays infeasible with the groups in `drop` left out; None when the
+    deadline leaves no time to tell (or the solver stops without an answer)."""
+    if deadline.expired():
+        return None
+    try:
+        return run_program(build_program(problem, options, drop), deadline, "the search for the conflicting constraints") is None
+    except SolverError:
+        return None
+
+
+def conflicting_constraints(
+    problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | Deadline | None, keep_out: frozenset[str] = frozenset()
+) -> tuple[list[str], bool]:
+    """A smallest set of constraint groups that together with the demand admit no plan, the
+    groups in `keep_out` left out (deletion filter: drop each group in turn; keep it out when the
+    rest stay infeasible). Returns (the set, whether it is proven smallest: False when the
+    deadline stopped the filter, and the set is then a conflicting one, not reduced further)."""
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
+    groups = [g for g in constraint_groups(problem, options) if g not in keep_out]
     conflict = list(groups)
     for g in groups:
         trial = [x for x in conflict if x != g]
-        drop = frozenset(x for x in groups if x not in trial)
-        if run_program(build_program(problem, options, drop), time_limit_s) is None:
+        infeasible = _infeasible_without(problem, options, keep_out | frozenset(x for x in groups if x not in trial), deadline)
+        if infeasible is None:
+            return conflict, False
+        if infeasible:
             conflict = trial
-    return conflict
+    return conflict, True
 
 
-def _infeasible_error(problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | None) -> InfeasibleError:
-    conflict = conflicting_constraints(problem, options, time_limit_s)
+def conflict_sets(problem: FleetProblem, options: tuple[Option, ...], deadline: Deadline) -> tuple[list[list[str]], bool]:
+    """Every constraint that must be relaxed for a plan to exist: a smallest conflicting set, then
+    with it left out another, until the rest admit a plan (relaxing one constraint of one set
+    leaves the others infeasible: each set must give). Returns (the sets, whether each is proven
+    smallest and the rest proven feasible within the deadline)."""
+    sets: list[list[str]] = []
+    out: frozenset[str] = frozenset()
+    complete = True
+    while True:
+        conflict, proven = conflicting_constraints(problem, options, deadline, out)
+        if not conflict:
+            break
+        sets.append(conflict)
+        complete &= proven
+        out |= frozenset(conflict)
+        if not proven:
+            break
+        if _infeasible_without(problem, options, out, deadline) is not True:  # the rest admit a plan (or no time to tell)
+            complete &= not deadline.expired()
+            break
+    return sets, complete
+
+
+def _infeasible_error(problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | Deadline | None) -> InfeasibleError:
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
+    sets, complete = conflict_sets(problem, options, deadline)
     w = problem.workload
+    where = w.path if w is not None else "workload"
     peak = max(problem.demand_rps)
     demand = f"{peak:g} req/s" + (" at the peak hour" if problem.hours > 1 else "")
-    if not conflict:
-        return InfeasibleError(f"{w.path if w else 'workload'}: the sizing program is infeasible for {demand}", ())
+    if not sets:
+        return InfeasibleError(f"{where}: the sizing program is infeasible for {demand}", ())
+    conflict = [g for s in sets for g in s]
     reasons = []
     for g in conflict:
-        drop = frozenset({g})
-        relaxed = run_program(build_program(problem, options, drop), time_limit_s)
-        if relaxed is None:
-            text = "still infeasible without it"
+        relaxed = None
+        if not deadline.expired():
+            try:
+                relaxed = run_program(build_program(problem, options, frozenset({g})), deadline, "the cost of relaxing each conflicting constraint")
+                text = "still infeasible without it alone" if relaxed is None else f"without it the cheapest plan costs ${relaxed.cost_usd_per_horizon / problem.hours:,.2f}/hour"
+            except SolverError:
+                text = "its cost not computed within --time-limit-s"
         else:
-            text = f"without it the cheapest plan costs ${relaxed.cost_usd_per_horizon / problem.hours:,.2f}/hour"
+            text = "its cost not computed within --time-limit-s"
         reasons.append((constraint_label(problem, g), text))
     names = " and ".join(r[0] for r in reasons)
     verb = "conflicts" if len(reasons) == 1 else "conflict"
     detail = "; ".join(f"{n}: {t}" for n, t in reasons)
-    where = w.path if w is not None else "workload"
+    if len(sets) > 1:
+        groups = "; ".join(" + ".join(constraint_label(problem, g).split(" (", 1)[0] for g in s) for s in sets)
+        detail += f"; relax one of each: {groups}"
+    if not complete:
+        detail += "; the search for the smallest set stopped at --time-limit-s, so this set may hold more than it needs"
     return InfeasibleError(f"{where}: no plan serves {demand}: {names} {verb} with the demand ({detail})", tuple(reasons))
 
 
 def binding_report(
-    problem: FleetProblem, options: tuple[Option, ...], cost_usd_per_hour: float, time_limit_s: float | None, start: tuple[Pool, ...] = ()
+    problem: FleetProblem, options: tuple[Option, ...], cost_usd_per_hour: float, time_limit_s: float | Deadline | None, start: tuple[Pool, ...] = ()
 ) -> tuple[ConstraintReport, ...]:
     """Each purchasing constraint the workload sets, re-solved without it: binding when the plan
-    would cost less. (max_configurations is reported only when the workload sets it above 1.)"""
+    would cost less. (max_configurations is reported only when the workload sets it above 1.)
+    Within the command's deadline: a constraint the time left does not reach is reported with
+    note "not computed within --time-limit-s"."""
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
     c = problem.constraints
     out = []
     for g in constraint_groups(problem, options):
         if g == "max_configurations":
             continue
+        label = constraint_label(problem, g)
+        name, value = label.split(" (", 1)
         program = build_program(problem, options, frozenset({g}))
         if start:
             set_start(program, start)  # the plan is feasible without the constraint too
-        relaxed = run_program(program, time_limit_s)
-        without = None if relaxed is None else relaxed.cost_usd_per_horizon / problem.hours
-        binding = without is not None and without < cost_usd_per_hour * (1 - 1e-9) - 1e-9
-        label = constraint_label(problem, g)
-        name, value = label.split(" (", 1)
-        out.append(ConstraintReport(name=name, value=value.rstrip(")"), binding=binding, cost_without_usd_per_hour=without))
+        try:
+            relaxed = None if deadline.expired() else run_program(program, deadline, f"the re-solve without {name}")
+        except SolverError:
+            relaxed = None
+        if relaxed is None:
+            # the plan is a solution without the constraint too: no answer means no time left
+            out.append(ConstraintReport(name=name, value=value.rstrip(")"), binding=False, cost_without_usd_per_hour=None, note=NOT_COMPUTED))
+            continue
+        without = relaxed.cost_usd_per_horizon / problem.hours
+        binding = without < cost_usd_per_hour * (1 - 1e-9) - 1e-9
+        note = None if relaxed.status == "optimal" else "cost without it not proven optimal within --time-limit-s"
+        out.append(ConstraintReport(name=name, value=value.rstrip(")"), binding=binding, cost_without_usd_per_hour=without, note=note))
     # constraints that shape the problem without a row of their own
     if c.allow_cross_node:
         out.append(ConstraintReport(name="constraints.allow_cross_node", value="true", binding=False, cost_without_usd_per_hour=None))
@@ -980,11 +1048,14 @@ def plan(
     analyse_constraints: bool = True,
     alternatives: bool = True,
     single_plans: list[SinglePlan] | None = None,
+    deadline: Deadline | None = None,
 ) -> Plan:
     """Solve the program over the feasible candidates and assemble the Plan. `problem` reuses a
     fleet problem built earlier (sweeps) and `single_plans` its options' single_plan; `lp_path`
     also writes the program (LP format). Without `analyse_constraints` no constraint is re-solved
-    to tell whether it binds; without `alternatives` the other devices' plans are not built."""
+    to tell whether it binds; without `alternatives` the other devices' plans are not built.
+    `deadline` (default: `time_limit_s` from now) bounds every solve and re-solve together."""
+    deadline = as_deadline(time_limit_s, deadline)
     feasible = [e for e in evaluated if e.feasible]
     rejected = list(device_rejections(evaluated, workload.search.devices))
 
@@ -1024,11 +1095,11 @@ def plan(
         (program if solve_options is options else build_program(problem, options)).prob.writeLP(lp_path)
     if start is not None:
         set_start(program, single_pools(problem, start))
-    solution = run_program(program, time_limit_s)
+    solution = run_program(program, deadline)
     if solution is None:
-        if not feasible and run_program(build_program(problem, options, frozenset(constraint_groups(problem, options))), time_limit_s) is None:
+        if not feasible and run_program(build_program(problem, options, frozenset(constraint_groups(problem, options))), deadline) is None:
             raise nothing_serves()
-        raise _infeasible_error(problem, options, time_limit_s)
+        raise _infeasible_error(problem, options, deadline)
 
     hours = problem.hours
     cost_per_hour = solution.cost_usd_per_horizon / hours
@@ -1060,7 +1131,7 @@ def plan(
     order = {d: i for i, d in enumerate(workload.search.devices)}
     rejected.sort(key=lambda r: order.get(r.device, len(order)))
 
-    constraints = binding_report(problem, options, cost_per_hour, time_limit_s, solution.pools) if analyse_constraints else ()
+    constraints = binding_report(problem, options, cost_per_hour, deadline, solution.pools) if analyse_constraints else ()
     schedule = ()
     instances = _instance_uses(problem, solution)
     idle_cost = sum(i.idle_cost_usd_per_hour for i in instances)
@@ -1184,15 +1255,18 @@ def solve(
     *,
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
     lp_path: str | None = None,
+    deadline: Deadline | None = None,
 ) -> Plan:
     """Evaluate every candidate of the workload's search space and solve the program. Candidates
     that cannot be their device's cheapest plan stop their rate search early (evaluate_candidates'
-    prune), except when the whole program is written out (`lp_path`)."""
+    prune), except when the whole program is written out (`lp_path`). `time_limit_s` bounds the
+    whole of it (a `deadline` set earlier, by the command, takes its place)."""
     from .candidates import evaluate_candidates
 
+    deadline = as_deadline(time_limit_s, deadline)
     check_context(workload)
-    evaluated = evaluate_candidates(workload, catalog, prune=lp_path is None)
-    return plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path)
+    evaluated = evaluate_candidates(workload, catalog, prune=lp_path is None, deadline=deadline)
+    return plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, deadline=deadline)
 
 
 def check_context(workload: Workload) -> None:

@@ -223,7 +223,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "alternatives": [deployment_to_dict(d) for d in plan.alternatives],
         "rejected": [{"device": r.device, "stage": r.stage, "reason": r.reason} for r in plan.rejected],
         "constraints": [
-            {"name": r.name, "value": r.value, "binding": r.binding, "cost_without_usd_per_hour": _r_opt(r.cost_without_usd_per_hour, _MONEY_DIGITS)}
+            {"name": r.name, "value": r.value, "binding": r.binding, "cost_without_usd_per_hour": _r_opt(r.cost_without_usd_per_hour, _MONEY_DIGITS), "note": r.note}
             for r in plan.constraints
         ],
         "instances": [
@@ -316,6 +316,7 @@ _CONSTRAINT_COLUMNS: list[Column] = [
     ("value", "value", ""),
     ("binding", "binds", ""),
     ("cost_without_usd_per_hour", "$/hour without it", "{:,.2f}"),
+    ("note", "note", ""),
 ]
 _INSTANCE_COLUMNS: list[Column] = [
     ("device", "device", ""),
