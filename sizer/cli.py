@@ -15,8 +15,11 @@ import click
 
 from . import __version__
 from .catalog import load_catalog, resolve_model
+from .deadline import Deadline
 from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
+
+MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a limit is no limit (and the clock's arithmetic overflows)
 from .report import render_explanation, render_plan, to_json
 from .schema import check_output_path, write_output
 from .units import normalise_dtype
@@ -72,10 +75,21 @@ def _plan_output_options(f):
 def _time_limit_option(f):
     return click.option(
         "--time-limit-s",
-        type=click.FloatRange(min=0, min_open=True),
+        type=click.FloatRange(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
         default=DEFAULT_TIME_LIMIT_S,
         show_default=True,
-        help="Stop the solver after this many seconds; a plan not proven optimal is reported as such.",
+        help="Bound the whole command (rate search, solve, constraint re-solves) to this many seconds; "
+        "a plan not proven optimal is reported as such, exit 10 when none is found.",
+    )(f)
+
+
+def _sweep_time_limit_option(f):
+    return click.option(
+        "--time-limit-s",
+        type=click.FloatRange(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
+        default=None,
+        help=f"Bound the whole sweep to this many seconds; points not reached are reported as not run. "
+        f"Default: {DEFAULT_TIME_LIMIT_S:g} s per point.",
     )(f)
 
 
@@ -95,13 +109,14 @@ def _plot_option(what: str):
 @_plot_option("the per-GPU memory of the plan's deployments")
 def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
+    deadline = Deadline(time_limit_s)  # the whole command, from here
     if plot_path:
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
-    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path)
+    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, deadline=deadline)
     if plot_path:
         from .plots import plot_memory
 
@@ -153,7 +168,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @click.option("--tpot-p99-s", "tpot_p99_s", default=None, help="TPOT p99 bounds, seconds: 0.03:0.1:8.")
 @click.option("--context-percentile", "context_percentile", default=None, help="Admission context percentiles: 90,95,99,99.9.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-@_time_limit_option
+@_sweep_time_limit_option
 @_plot_option("the cost of each device and of the plan against the swept parameter")
 def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path) -> None:
     """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips."""
@@ -171,6 +186,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
     chosen = [(k, opt, v) for k, (opt, v) in given.items() if v is not None]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of " + ", ".join(opt for opt, _ in given.values()))
+    deadline = Deadline(time_limit_s) if time_limit_s is not None else None
     parameter, option, text = chosen[0]
     if price_device and parameter != "price_scale":
         raise click.UsageError("--price-device goes with --price-scale")
@@ -182,7 +198,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
     catalog = load_catalog(catalog_dir)
     w = load_workload(workload, catalog)
     progress = None if quiet else _progress_printer(option)
-    result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=time_limit_s, option=option)
+    result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=DEFAULT_TIME_LIMIT_S, option=option, deadline=deadline)
     if plot_path:
         from .plots import plot_sweep
 

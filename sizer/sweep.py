@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 
 from .candidates import evaluate_candidates
 from .catalog import Catalog
-from .errors import InfeasibleError, InputError
+from .deadline import Deadline
+from .errors import InfeasibleError, InputError, SolverError
 from .fleet import best_single_plans, build_problem, evaluate_ranges, single_plan, size_ranges
 from .optimize import DEFAULT_TIME_LIMIT_S, Plan, check_context, plan
 from .workload import MAX_REQUESTS_PER_S, MIN_REQUESTS_PER_S, Workload
@@ -42,7 +43,7 @@ _UNITS = {
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SweepPoint:
     value: float
-    status: str  # "optimal", "feasible" (time limit), or "infeasible"
+    status: str  # "optimal", "feasible" (time limit), "infeasible", or "time_limit" (no plan within it, or not run)
     plan: Plan | None
     reason: str | None
     device_costs_usd_per_hour: tuple[tuple[str, float | None], ...]  # best single-configuration fleet per device
@@ -87,7 +88,8 @@ class SweepResult:
     @property
     def flips(self) -> tuple[Flip, ...]:
         out = []
-        for a, b in zip(self.points, self.points[1:]):
+        run = [p for p in self.points if p.status != "time_limit"]  # points not run tell no choice
+        for a, b in zip(run, run[1:]):
             if a.hardware != b.hardware:
                 out.append(Flip(before=a.value, after=b.value, from_hardware=a.hardware, to_hardware=b.hardware))
         return tuple(out)
@@ -187,8 +189,10 @@ def sweep(
     progress: Callable[[int, int, float], None] | None = None,
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
     option: str = "",
+    deadline: Deadline | None = None,
 ) -> SweepResult:
-    """Plan the workload at each value of `parameter`."""
+    """Plan the workload at each value of `parameter`. `time_limit_s` bounds each point; a
+    `deadline` bounds the whole sweep (points it does not reach: status "time_limit")."""
     if parameter not in PARAMETERS:
         raise InputError(f"sweep parameter: expected one of {', '.join(PARAMETERS)}, got {parameter!r}")
     _check(parameter, values, option or f"--{parameter.replace('_', '-')}", workload)
@@ -198,10 +202,13 @@ def sweep(
     reuse = parameter in ("requests_per_s", "scale", "price_scale")
     evaluated = by_range = None
     if reuse:
-        evaluated = evaluate_candidates(workload, catalog)
+        evaluated = evaluate_candidates(workload, catalog, deadline=deadline)
         by_range = evaluate_ranges(workload, catalog, evaluated, size_ranges(workload.search.size_buckets))
     points = []
     for i, value in enumerate(values):
+        if deadline is not None and deadline.expired():
+            points.append(SweepPoint(value=value, status="time_limit", plan=None, reason=f"not run: --time-limit-s {deadline.seconds:g} reached", device_costs_usd_per_hour=()))
+            continue
         w, cat = workload, catalog
         if parameter in ("requests_per_s", "scale"):
             w = _traffic(workload, parameter, value)
@@ -213,25 +220,30 @@ def sweep(
             w = _with_slo(workload, "tpot_s", value)
         else:
             w = replace(workload, memory=replace(workload.memory, context_percentile=value))
-        points.append(_point(w, cat, value, evaluated, by_range, time_limit_s))
+        points.append(_point(w, cat, value, evaluated, by_range, time_limit_s, deadline))
         if progress is not None:
             progress(i + 1, len(values), value)
     return SweepResult(workload=workload, parameter=parameter, device=device, points=tuple(points))
 
 
-def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, time_limit_s) -> SweepPoint:
+def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, time_limit_s, sweep_deadline: Deadline | None) -> SweepPoint:
+    """One point within its own time limit, or what is left of the sweep's deadline if sooner."""
     costs: tuple[tuple[str, float | None], ...] = ()
+    left = None if sweep_deadline is None else sweep_deadline.remaining_s()
+    deadline = Deadline(time_limit_s if left is None else min(left, time_limit_s or left))
     try:
         check_context(w)
-        ev = evaluated if evaluated is not None else evaluate_candidates(w, catalog)
+        ev = evaluated if evaluated is not None else evaluate_candidates(w, catalog, deadline=deadline)
         problem = build_problem(w, catalog, ev, by_range=by_range)
         devices = w.search.devices
         plans = [single_plan(o, problem) for o in problem.options]
         singles = best_single_plans(problem, plans=plans)
         costs = tuple((d, singles[d].cost_usd_per_hour if d in singles and singles[d].feasible else None) for d in devices)
-        p = plan(w, catalog, ev, time_limit_s=time_limit_s, problem=problem, analyse_constraints=False, alternatives=False, single_plans=plans)
+        p = plan(w, catalog, ev, time_limit_s=time_limit_s, problem=problem, analyse_constraints=False, alternatives=False, single_plans=plans, deadline=deadline)
     except InfeasibleError as exc:
         return SweepPoint(value=value, status="infeasible", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)
+    except SolverError as exc:
+        return SweepPoint(value=value, status="time_limit", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)
     return SweepPoint(value=value, status=p.status, plan=p, reason=None, device_costs_usd_per_hour=costs)
 
 
