@@ -1,6 +1,6 @@
 """Generated inputs against sizer at scale: tests/fuzz_cases.py's generators and invariants over N
-cases, on every core, each case in a worker process with a timeout (a case past it is a hang:
-its worker is killed and replaced).
+cases, on every core, each case in a worker process with a timeout (a case past it, 45 s by default: sizer's
+default --time-limit-s of 30 s and a margin, is a hang: its worker is killed and replaced).
 
     python benchmarks/fuzz.py --n 10000 --seed 1 [--time-budget-s 0] [--workers 2] [--case-timeout-s 30]
 
@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-budget-s", type=float, default=40.0, help="stop starting cases after this many seconds (0: no budget)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--case-timeout-s", type=float, default=30.0, help="a case running longer is a hang")
+    ap.add_argument("--case-timeout-s", type=float, default=45.0, help="a case running longer is a hang (the default --time-limit-s, 30 s, and a margin)")
+    ap.add_argument("--progress", type=int, default=0, help="a line on stderr every this many cases (0: none)")
     ap.add_argument("--show", type=int, default=None, help="print the case of this case seed and exit")
     args = ap.parse_args(argv)
     if args.show is not None:
@@ -116,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     def record(seed: int, kind: str, outcome: str, detail: str, wall: float) -> None:
         nonlocal done
         done += 1
+        if args.progress and done % args.progress == 0:
+            failed = sum(counts[f] for f in FAILURES) + (outcome in FAILURES)
+            print(f"{done} cases, {time.monotonic() - start:.0f} s, {failed} failed", file=sys.stderr, flush=True)
         counts[outcome] += 1
         by_kind[kind][outcome] += 1
         walls.append(wall)
@@ -144,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 s.seed = None
             elif time.monotonic() - s.since > args.case_timeout_s:
-                record(s.seed, "?", "hang", f"no answer within {args.case_timeout_s:g} s", time.monotonic() - s.since)
+                record(s.seed, generate(s.seed).kind, "hang", f"no answer within {args.case_timeout_s:g} s", time.monotonic() - s.since)
                 s.kill()
     for s in slots:
         if s.proc.is_alive():
