@@ -72,8 +72,10 @@ class Slot:
         self.seed = None
         self.since = 0.0
 
-    def send(self, seed: int) -> None:
+    def send(self, seed: int, timeout_s: float) -> None:
         self.seed, self.since = seed, time.monotonic()
+        case = generate(seed)  # each command of the case has the timeout: a pair of solves may take two
+        self.timeout_s = timeout_s * (len(case.argv) + (1 if case.repeat else 0))
         self.conn.send(seed)
 
     def kill(self) -> None:
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-budget-s", type=float, default=40.0, help="stop starting cases after this many seconds (0: no budget)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--case-timeout-s", type=float, default=45.0, help="a case running longer is a hang (the default --time-limit-s, 30 s, and a margin)")
+    ap.add_argument("--case-timeout-s", type=float, default=45.0, help="a command of a case running longer is a hang (the default --time-limit-s, 30 s, and a margin)")
     ap.add_argument("--progress", type=int, default=0, help="a line on stderr every this many cases (0: none)")
     ap.add_argument("--show", type=int, default=None, help="print the case of this case seed and exit")
     args = ap.parse_args(argv)
@@ -125,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         walls.append(wall)
         if outcome in FAILURES:
             reproducers.setdefault(signature(outcome, detail), (seed, detail))
+            if args.progress:
+                print(f"  {outcome} (case seed {seed}, {kind}): {detail[:300]}", file=sys.stderr, flush=True)
 
     while True:
         for s in slots:
@@ -133,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                     budget_hit = True
                     pending.clear()
                     break
-                s.send(pending.pop())
+                s.send(pending.pop(), args.case_timeout_s)
         busy = [s for s in slots if s.seed is not None]
         if not busy:
             break
@@ -147,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                     s.kill()
                     continue
                 s.seed = None
-            elif time.monotonic() - s.since > args.case_timeout_s:
-                record(s.seed, generate(s.seed).kind, "hang", f"no answer within {args.case_timeout_s:g} s", time.monotonic() - s.since)
+            elif time.monotonic() - s.since > s.timeout_s:
+                record(s.seed, generate(s.seed).kind, "hang", f"no answer within {s.timeout_s:g} s", time.monotonic() - s.since)
                 s.kill()
     for s in slots:
         if s.proc.is_alive():
