@@ -28,6 +28,9 @@ from .errors import (
 )
 
 _MISSING = object()
+# The largest integer a count may be: 2^53, the last a float holds exactly (every count meets
+# floats in the arithmetic; 1e308 read as an integer overflowed there).
+MAX_INTEGER = 2**53
 # Safe loaders only: libyaml's C implementation when pyyaml was built with it, else the pure one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -257,6 +260,8 @@ class Fields:
                 raise FieldTypeError(f"{self._where(key)}expected an integer, got {type_name(value)}")
         if (ge is not None and value < ge) or (le is not None and value > le):
             raise FieldValueError(f"{self._where(key)}expected an integer {_bound_text(None, ge, le, None)}, got {value}")
+        if abs(value) > MAX_INTEGER:
+            raise FieldValueError(f"{self._where(key)}expected an integer of at most 2^53 ({MAX_INTEGER:,}), got {value:.3g}")
         return value
 
     def string(self, key: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> str:
@@ -314,6 +319,8 @@ class Fields:
                 raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected an integer, got {type_name(item)}")
             if item < ge:
                 raise FieldValueError(f"{self._where(f'{key}[{i}]')}expected an integer >= {ge}, got {item}")
+            if item > MAX_INTEGER:
+                raise FieldValueError(f"{self._where(f'{key}[{i}]')}expected an integer of at most 2^53 ({MAX_INTEGER:,}), got {item:.3g}")
             out.append(item)
         return tuple(out)
 

@@ -408,3 +408,15 @@ def test_an_internal_error_is_one_line_with_its_own_exit_code(capsys, monkeypatc
     code, out, err = run(capsys, "catalog", "gpus")
     assert code == INTERNAL_ERROR_EXIT_CODE == 70
     assert err.startswith("error: internal error") and err.count("\n") == 1 and "ZeroDivisionError" in err
+
+
+def test_an_integer_field_past_2_to_the_53_is_refused(tmp_path, capsys):
+    # Found by benchmarks/fuzz.py (case seed 10001549): max_num_seqs 1.0e+308 was read as an
+    # integer (a float with no fraction) and overflowed converting back to a float.
+    path = write(
+        tmp_path / "w.yaml",
+        "model: llama-3.1-8b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nmemory: {max_num_seqs: 1.0e+308}\n",
+    )
+    code, out, err = run(capsys, "solve", path)
+    refused(code, out, err, expected=7)
+    assert "memory.max_num_seqs" in err
