@@ -384,6 +384,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except click.ClickException as exc:  # usage: one line too, with where to look
         ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:  # `sizer` alone: its help, as --help gives it
+            click.echo(ctx.get_help())
+            sys.exit(0)
         hint = f" (see '{ctx.command_path} --help')" if isinstance(exc, click.UsageError) and ctx is not None else ""
         click.echo(f"error: {_one_line(exc.format_message(), limit=None)}{hint}", err=True)
         sys.exit(exc.exit_code)

@@ -677,6 +677,6 @@ def render_sweep(result, fmt: str) -> str:
     out = title + "\n\n" + text_table(rows, cols)
     out += "\nFLIPS\n" + ("".join(f"  {line}\n" for line in flip_lines) or "  none: the same hardware at every point\n")
     out += "\nPLANS\n" + "".join(
-        f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] != 'infeasible' else 'infeasible: ' + (p['reason'] or '')}\n" for p in data["points"]
+        f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] not in ('infeasible', 'time_limit') else p['status'] + ': ' + (p['reason'] or '')}\n" for p in data["points"]
     )
     return out

@@ -254,7 +254,8 @@ def point_to_dict(result: SweepResult, point: SweepPoint) -> dict:
         "status": point.status,
         "hardware": point.hardware,
         "configuration": point.configuration,
-        "requests_per_s": None if p is None else p.demand_rps,
+        # (for a sweep of requests_per_s this key is the swept one: the value where there is no plan)
+        "requests_per_s": p.demand_rps if p is not None else (point.value if result.parameter == "requests_per_s" else None),
         "gpus": None if p is None else max((h.gpus for h in p.schedule), default=sum(d.gpus for d in p.deployments)),
         "cost_usd_per_hour": None if p is None else round(p.cost_usd_per_hour, 6),
         "cost_usd_per_day": None if p is None else round(p.cost_usd_per_day, 6),

@@ -420,3 +420,22 @@ def test_an_integer_field_past_2_to_the_53_is_refused(tmp_path, capsys):
     code, out, err = run(capsys, "solve", path)
     refused(code, out, err, expected=7)
     assert "memory.max_num_seqs" in err
+
+
+def test_a_requests_per_s_sweep_with_no_plan_renders_as_a_table(tmp_path, capsys):
+    # Found by benchmarks/fuzz.py (case seed 10002341): a point with no plan set the swept key,
+    # requests_per_s, to null (the plan's demand overwrote it), and the table could not print it.
+    path = write(
+        tmp_path / "w.yaml",
+        "model: llama-3.1-70b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nsearch: {devices: [L4], tp: [1]}\n",
+    )
+    code, out, err = run(capsys, "sweep", path, "--requests-per-s", "10,20", "--quiet")
+    assert code == 0, err
+    assert "  10: infeasible:" in out and "  20: infeasible:" in out
+    code, out, err = run(capsys, "sweep", path, "--requests-per-s", "10", "--quiet", "--format", "json")
+    assert json.loads(out)["points"][0]["requests_per_s"] == 10
+
+
+def test_sizer_alone_prints_its_help(capsys):
+    code, out, err = run(capsys)
+    assert code == 0 and out.startswith("Usage: sizer") and err == ""
