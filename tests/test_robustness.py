@@ -427,7 +427,7 @@ def test_a_requests_per_s_sweep_with_no_plan_renders_as_a_table(tmp_path, capsys
     # requests_per_s, to null (the plan's demand overwrote it), and the table could not print it.
     path = write(
         tmp_path / "w.yaml",
-        "model: llama-3.1-70b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nsearch: {devices: [L4], tp: [1]}\n",
+        "model: llama-3.1-70b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nsearch: {devices: [L4], tp: [1], pp: [1]}\n",
     )
     code, out, err = run(capsys, "sweep", path, "--requests-per-s", "10,20", "--quiet")
     assert code == 0, err
