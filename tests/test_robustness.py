@@ -351,7 +351,20 @@ search: {devices: [H100-SXM], tp: [4], pp: [1], kv_dtypes: [bf16, fp8]}
 """
 
 
-@pytest.mark.parametrize("text", [pytest.param(GPT_OSS, id="gpt-oss-20b-ttft"), pytest.param(QWEN_235B, id="qwen3-235b-tpot")])
+# Found by benchmarks/fuzz.py (case seed 11001443): TPOT p99 0.071158 s > 0.07113 s on the
+# A100-80GB tp=4 alternative at 0.8631 req/s under its max 0.8747: the TPOT p99 of 2-token outputs
+# is flat in the rate within 0.3 % and jitters by 3e-4 on the time grids; max_rate now keeps
+# SEARCH_MARGIN (1e-3) of each bound in hand.
+FLAT_TPOT = """model: llama-3.1-70b
+traffic: {prompt_tokens: 163, output_tokens: 2, profile: [0.6242, 0.7961, 2.08, 1.408, 2.113, 1.984, 1.845, 1.455, 1.459, 0.4767, 0.4669, 0.109, 1.971, 1.21, 1.284, 0.8631, 1.176, 0.9257, 1.147, 1.099, 0.9645, 1.511, 1.304, 1.779]}
+slo: {tpot_s: 0.07113}
+search: {devices: [A100-80GB, B200], tp: [2, 4], pp: [1]}
+"""
+
+
+@pytest.mark.parametrize(
+    "text", [pytest.param(GPT_OSS, id="gpt-oss-20b-ttft"), pytest.param(QWEN_235B, id="qwen3-235b-tpot"), pytest.param(FLAT_TPOT, id="llama-70b-flat-tpot")]
+)
 def test_the_plans_that_broke_their_bounds_keep_them(tmp_path, catalog, text):
     # Issue 10, cause 11: TTFT p99 5.07 s > 2.404 s (gpt-oss-20b on L40S at 9.31 req/s, under its
     # "max" 9.53) and TPOT p99 0.1815 s > 0.1524 s (qwen3-235b on 4 x H100 at 76.7 req/s, under
@@ -364,7 +377,7 @@ def test_the_plans_that_broke_their_bounds_keep_them(tmp_path, catalog, text):
 
         assert isinstance(exc, InfeasibleError)
         return
-    bounds = {"ttft": dict(w.slo.ttft_s)["p99"], "tpot": dict(w.slo.tpot_s)["p99"]}
+    bounds = {"ttft": dict(w.slo.ttft_s).get("p99", math.inf), "tpot": dict(w.slo.tpot_s).get("p99", math.inf)}
     for d in (*p.deployments, *p.alternatives):
         assert d.load_rps_per_replica <= d.candidate.max_rate_rps * (1 + 1e-9)
         assert d.ttft_p99_s <= bounds["ttft"] and d.tpot_p99_s <= bounds["tpot"], d.candidate.config.label()
