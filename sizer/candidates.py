@@ -7,14 +7,17 @@ Checks, in order (the `stage` a rejected candidate reached):
     1 format        the device computes the weight format (FP8 needs FP8 tensor cores) and stores the KV format
     2 price         the catalog prices the device for the workload's provider and pricing kind
     3 memory        weights fit, a KV pool remains, one sequence at the percentile context fits
-    4 latency       at a trickle of load the TTFT / TPOT bounds hold
-    5 feasible      the largest per-replica rate within the SLOs is > 0
+    4 instance      an offer holds the replica's tp x pp GPUs in one machine; with
+                    constraints.allow_cross_node, also one variant per smaller instance size it
+                    can span (node_gpus), where the device has an inter-node network figure
+    5 latency       at a trickle of load the TTFT / TPOT bounds hold
+    6 feasible      the largest per-replica rate within the SLOs is > 0
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,7 +32,7 @@ from .queueing import Capacity, Demand, Limits, LoadPoint, evaluate_load, max_ra
 from .units import GIB, REQUIRES_NATIVE
 from .workload import Workload
 
-STAGES = ("parallelism", "format", "price", "memory", "latency", "feasible")
+STAGES = ("parallelism", "format", "price", "memory", "instance", "latency", "feasible")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,13 +42,20 @@ class Config:
     pp: int
     kv_dtype: str
     weight_dtype: str
+    node_gpus: int = 0  # 0: the replica sits in one machine; G: it spans instances of G GPUs (allow_cross_node)
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
 
     def label(self) -> str:
-        return f"{self.device} tp={self.tp} pp={self.pp} kv={self.kv_dtype} weights={self.weight_dtype}"
+        across = f" across {self.node_gpus}-GPU instances" if self.node_gpus else ""
+        return f"{self.device} tp={self.tp} pp={self.pp} kv={self.kv_dtype} weights={self.weight_dtype}{across}"
+
+    def layout(self):
+        from .perf import Layout
+
+        return Layout(tp=self.tp, pp=self.pp, node_gpus=self.node_gpus)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,16 +179,19 @@ def engine_overrides(workload: Workload) -> EngineOverrides:
         max_num_seqs=m.max_num_seqs,
         max_num_batched_tokens=m.max_num_batched_tokens,
         n_parallel=m.n_parallel,
+        flashinfer_installed=m.flashinfer_installed,
     )
 
 
-def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False, deadline=None) -> list[Evaluated]:
+def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False, price_views: tuple[Catalog, ...] = (), deadline=None) -> list[Evaluated]:
     """Check every configuration of the search space; compute capacity for those that pass.
 
     `prune` (sizer solve): where the plan is one configuration with no purchasing constraint,
     the rate search stops early for candidates that cannot be their device's cheapest plan even
     at the top of their rate bracket (see _cannot_win); their rate is then a feasible one, not
     the largest (rate_exact False), and no plan, alternative or saving is built from them.
+    `price_views`: other price catalogs a plan will also be built on (the first-party prices): a
+    candidate stops early only when it cannot win under any of them either.
     `deadline` (deadline.Deadline) bounds the rate search: SolverError when it passes."""
     model = workload.model
     policy = engine_policy(workload.engine)
@@ -196,11 +209,10 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             out.append(Evaluated(config=cfg, stage="format", reason=reason))
             continue
         prices = catalog.prices_for(gpu.name, provider=workload.search.provider, kind=workload.search.pricing)
+        if not prices and workload.search.reserved_pricing:
+            prices = catalog.prices_for(gpu.name, provider=workload.search.provider, kind=workload.search.reserved_pricing)
         if not prices:
-            who = "any provider" if workload.search.provider == "any" else f"provider {workload.search.provider}"
-            out.append(
-                Evaluated(config=cfg, stage="price", reason=f"no {workload.search.pricing} price for {gpu.name} from {who} in prices.yaml")
-            )
+            out.append(Evaluated(config=cfg, stage="price", reason=f"no {workload.search.pricing} price for {gpu.name} from {_who(workload)} in prices.yaml"))
             continue
         kv = KvFormat.of(cfg.kv_dtype)
         settings = policy.settings(gpu, model, cfg.tp, version=workload.engine_version, overrides=overrides, max_model_len=workload.max_model_len)
@@ -228,12 +240,17 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
         if reason:
             out.append(Evaluated(config=cfg, stage="memory", reason=reason, price=prices[0], memory=m, engine=settings, admission=adm))
             continue
-        out.append(None)
-        passing.append((len(out) - 1, cfg, gpu, m, settings, prices[0], adm))
+        placements, reason = _placements(workload, catalog, gpu, cfg)
+        if not placements:
+            out.append(Evaluated(config=cfg, stage="instance", reason=reason, price=prices[0], memory=m, engine=settings, admission=adm))
+            continue
+        for placed, price in placements:
+            out.append(None)
+            passing.append((len(out) - 1, placed, gpu, m, settings, price, adm))
 
     if passing:
         step = build_step_model(
-            [(model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype) for _, cfg, gpu, _, _, _, _ in passing],
+            [(model, gpu, cfg.layout(), cfg.weight_dtype, cfg.kv_dtype) for _, cfg, gpu, _, _, _, _ in passing],
             engine=workload.engine,
             efficiency=efficiency_table(catalog.root),
             engine_version=workload.engine_version,
@@ -243,11 +260,61 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             max_num_seqs=np.array([e.max_num_seqs for _, _, _, _, e, _, _ in passing], dtype=float),
             max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _, _ in passing], dtype=float),
         )
-        keep = _cannot_win(workload, catalog, passing) if prune and prunable(workload) else None
+        keep = _cannot_win(workload, (catalog, *price_views), passing) if prune and prunable(workload) else None
         cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
             out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload)
     return [e for e in out if e is not None]
+
+
+def _who(workload: Workload) -> str:
+    s = workload.search
+    if s.providers is None:
+        who = "any provider"
+    else:
+        who = ("provider " if len(s.providers) == 1 else "providers ") + ", ".join(s.providers)
+    if s.exclude_providers:
+        who += f" (less {', '.join(s.exclude_providers)})"
+    if s.min_source_kind != "marketplace":
+        who += f" at source_kind {s.min_source_kind} or better (pricing.min_source_kind)"
+    return who
+
+
+def _placements(workload: Workload, catalog: Catalog, gpu: Gpu, cfg: Config) -> tuple[list[tuple[Config, Price]], str | None]:
+    """Where a replica of this configuration can be rented: in one machine when an offer holds
+    its tp x pp GPUs (the configuration itself, priced at the cheapest such offer per GPU); with
+    constraints.allow_cross_node also spread over ceil(tp pp / G) instances of each smaller size G
+    on offer (a variant with node_gpus = G), where the device has an inter-node network figure.
+    None placed: the reason names the shape."""
+    from .fleet import device_offers, offers_for, shape_reason
+
+    s, c = workload.search, workload.constraints
+    kinds = [k for k in (s.pricing, s.reserved_pricing) if k]
+    offers = []
+    for kind in kinds:
+        offers += device_offers(catalog, gpu.name, provider=s.provider, kind=kind, role=kind, constraints=c)
+    if not offers:
+        return [], f"no {s.pricing} price for {gpu.name} from {_who(workload)} in prices.yaml"
+    out: list[tuple[Config, Price]] = []
+    inside = offers_for(offers, cfg.tp, cfg.pp)
+    if inside:
+        out.append((cfg, min(inside, key=lambda o: o.usd_per_gpu_hour).price))
+    reason = None
+    if c.allow_cross_node:
+        smaller = sorted({o.instance_gpus for o in offers if o.instance_gpus < cfg.gpus})
+        if smaller and gpu.network_bytes_per_s is None:
+            reason = (
+                f"{shape_reason(gpu.name, cfg.tp, cfg.pp, offers, kinds[0])}; spanning instances needs an inter-node network figure "
+                f"for {gpu.name} (network_gb_per_s in gpus.yaml), which the catalog lacks"
+            )
+        elif gpu.network_bytes_per_s is not None:
+            for g in smaller:
+                spread = offers_for(offers, cfg.tp, cfg.pp, g)
+                if spread:
+                    out.append((replace(cfg, node_gpus=g), min(spread, key=lambda o: o.usd_per_gpu_hour).price))
+    if not out:
+        reason = reason or shape_reason(gpu.name, cfg.tp, cfg.pp, offers, kinds[0])
+    return out, reason
 
 
 def prunable(workload: Workload) -> bool:
@@ -258,12 +325,27 @@ def prunable(workload: Workload) -> bool:
     return s.max_configurations == 1 and not s.size_buckets and not workload.constraints.any
 
 
-def _cannot_win(workload: Workload, catalog: Catalog, passing: list):
+def _cannot_win(workload: Workload, catalogs: tuple[Catalog, ...], passing: list):
     """max_rate's `keep` for a prunable workload: from every candidate's bracket (a rate it serves,
     one it does not), the cheapest single plan each device is sure of (fleet.single_plan at the
     rates served), and the candidates whose plan at the rates not served would still cost no more
     than that: those go on to the tolerance. A plan's cost never rises with the rate, so the rest
-    cost more than their device's best whatever their largest rate is."""
+    cost more than their device's best whatever their largest rate is. With several price
+    catalogs a candidate stops only when it is beaten under every one of them."""
+    keeps = [_cannot_win_one(workload, c, passing) for c in catalogs]
+    if len(keeps) == 1:
+        return keeps[0]
+
+    def keep(served_rps: np.ndarray, not_served_rps: np.ndarray) -> np.ndarray:
+        out = keeps[0](served_rps, not_served_rps)
+        for k in keeps[1:]:
+            out = out | k(served_rps, not_served_rps)
+        return out
+
+    return keep
+
+
+def _cannot_win_one(workload: Workload, catalog: Catalog, passing: list):
     from .fleet import build_problem, demand_by_hour, single_plan
 
     # rates below this would need more than 100,000 replicas: too far from a plan to price
@@ -351,7 +433,7 @@ def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated],
     rows = []
     for e in evaluated:
         gpu = catalog.gpu(e.config.device)
-        rows.append((workload.model, gpu, e.config.tp, e.config.pp, e.config.weight_dtype, e.config.kv_dtype))
+        rows.append((workload.model, gpu, e.config.layout(), e.config.weight_dtype, e.config.kv_dtype))
     step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=workload.engine_version)
     limits = Limits(
         max_concurrency=np.array([e.max_concurrency for e in evaluated], dtype=float),

@@ -4,7 +4,9 @@
                              bf16_dense_tflops, link_gb_per_s); every figure has a `sources:` entry
     catalogs/efficiency.json the step-time model's efficiency factors, fitted by `sizer calibrate`
                              (efficiency.py reads it)
-    catalogs/prices.yaml     USD per GPU-hour per device, provider and pricing kind, dated and sourced
+    catalogs/prices.yaml     USD per GPU-hour per device, provider and pricing kind, dated and sourced,
+                             with the instance it is rented in (gpus_per_instance) and where the
+                             figure was read (source_kind); a user's price files overlay it
     catalogs/models/*.yaml   Hugging Face config.json contents under `config:`, with name, aliases, source
 
 After loading, every quantity is in base units: bytes, bytes/s, FLOP/s, seconds, USD/hour.
@@ -16,18 +18,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import FieldValueError, InputFileError, UnknownNameError, did_you_mean
+from .errors import FieldValueError, InputError, InputFileError, UnknownNameError, did_you_mean
 from .model import ModelArch, arch_from_config, load_config_json
 from .schema import Fields, read_document
 from .units import GB, GIB, TERA
 
 PRICING_KINDS = ("on_demand", "reserved_1y", "reserved_3y", "spot")
+# Where a price was read, weakest first (pricing.min_source_kind keeps the kinds from one upward):
+#   marketplace    a "starting at" listing or a median of offers on a marketplace (Akash, Vast)
+#   secondary      a third party's statement of the price (article, research note, summary table),
+#                  which may round, paraphrase, average or misdate it
+#   provider_page  the provider's own figure: its price page, pricing API or price list, read there
+#                  or from a verbatim machine copy of it that names the page (a transcription whose
+#                  price text was found verbatim on the page, a catalog generated from the API)
+#   user           the user's own price file (--prices, pricing.files): a negotiated rate
+SOURCE_KINDS = ("marketplace", "secondary", "provider_page", "user")
+FIRST_PARTY_KINDS = ("provider_page", "user")
 INTERCONNECTS = ("nvlink", "infinity_fabric", "pcie")
 COMPUTE_FORMATS = ("bf16", "fp8", "int8", "fp4")
 
@@ -47,6 +60,7 @@ class Gpu:
     tdp_w: float | None
     sources: Mapping[str, str] = field(default_factory=dict)
     nvlink_domain_gpus: int | None = None  # GPUs one NVLink domain joins when larger than a node (NVL72 racks)
+    network_bytes_per_s: float | None = None  # inter-node (scale-out) link per GPU, per direction; None: not in the catalog
 
     def supports(self, compute_format: str) -> bool:
         return self.dense_flops_per_s.get(compute_format) is not None
@@ -54,21 +68,71 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Price:
+    """One offer: a device rented from a provider under a pricing kind, in instances of
+    `gpus_per_instance` GPUs in one machine, at `usd_per_gpu_hour` per GPU (the instance costs
+    gpus_per_instance x that)."""
+
     device: str
     provider: str
     kind: str
     usd_per_gpu_hour: float
-    price_date: str
+    price_date: str | None  # YYYY-MM-DD or YYYY-MM (the date the source read it); None: a user row without one
     source: str
     plan: str | None = None
     instance: str | None = None
-    gpus_per_instance: int | None = None
+    gpus_per_instance: int = 1
+    gpus_per_instance_assumed: bool = False  # the source does not say: 1 GPU, the safe rule (see prices.yaml)
     region: str | None = None
+    source_kind: str = "provider_page"
+    origin: str = ""  # the file the row was read from
+    quote: str | None = None  # the source's own text
+    notes: str | None = None
 
     @property
     def label(self) -> str:
         plan = f" {self.plan}" if self.plan else ""
-        return f"{self.provider}{plan} {self.kind} ({self.price_date})"
+        date = f" ({self.price_date})" if self.price_date else ""
+        return f"{self.provider}{plan} {self.kind}{date}"
+
+    @property
+    def usd_per_instance_hour(self) -> float:
+        return self.usd_per_gpu_hour * self.gpus_per_instance
+
+    @property
+    def instance_label(self) -> str:
+        """How the instance is named in messages: its type, else its plan, else 'G-GPU instance'."""
+        name = self.instance or self.plan
+        return f"{self.provider} {name}" if name else f"{self.provider} {self.gpus_per_instance}-GPU instance"
+
+    @property
+    def first_party(self) -> bool:
+        return self.source_kind in FIRST_PARTY_KINDS
+
+    @property
+    def overlay_key(self) -> tuple:
+        """A user row replaces every shipped row with the same device, provider, kind and instance."""
+        return (self.device, self.provider, self.kind, self.instance or "")
+
+    @property
+    def offer_key(self) -> tuple:
+        """The same offer listed twice (the older is dropped)."""
+        return (self.device, self.provider, self.kind, self.instance or "", self.plan or "", self.gpus_per_instance, self.region or "")
+
+    def age_days(self, as_of: date) -> int | None:
+        """Whole days from the price date to `as_of` (a YYYY-MM date counts from the month's
+        first day: the oldest it can be). None without a date."""
+        d = parse_price_date(self.price_date)
+        return None if d is None else (as_of - d).days
+
+
+def parse_price_date(text: str | None) -> date | None:
+    """YYYY-MM-DD, or YYYY-MM (the first day of the month); None for None; ValueError otherwise."""
+    if text is None:
+        return None
+    text = str(text)
+    if len(text) == 7:
+        return datetime.strptime(text, "%Y-%m").date()
+    return datetime.strptime(text, "%Y-%m-%d").date()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +182,28 @@ class Catalog:
 
     def providers(self) -> list[str]:
         return sorted({p.provider for p in self.prices})
+
+    def with_prices(self, overlay: tuple[Price, ...] | list[Price]) -> "Catalog":
+        """This catalog with `overlay` laid over its prices: an overlay row replaces every row
+        with the same device, provider, kind and instance (Price.overlay_key); the others are
+        added. Laying the same rows again changes nothing."""
+        if not overlay:
+            return self
+        keys = {p.overlay_key for p in overlay}
+        kept = [p for p in self.prices if p.overlay_key not in keys or p in overlay]
+        added = [p for p in overlay if p not in kept]
+        return replace(self, prices=tuple(kept + added))
+
+    def restricted(self, *, providers: tuple[str, ...] | None = None, exclude: tuple[str, ...] = (), min_source_kind: str = "marketplace") -> "Catalog":
+        """This catalog with only the prices of `providers` (None: all), none of `exclude`, and
+        only rows read at `min_source_kind` or better (SOURCE_KINDS)."""
+        floor = SOURCE_KINDS.index(min_source_kind)
+        rows = tuple(
+            p
+            for p in self.prices
+            if (providers is None or p.provider in providers) and p.provider not in exclude and SOURCE_KINDS.index(p.source_kind) >= floor
+        )
+        return self if rows == self.prices else replace(self, prices=rows)
 
     # -- models ----------------------------------------------------------------------------
     @cached_property
@@ -179,6 +265,7 @@ _GPU_KEYS = (
     "link_gb_per_s",
     "gpus_per_node",
     "nvlink_domain_gpus",
+    "network_gb_per_s",
     "tdp_w",
     "sources",
     "notes",
@@ -235,6 +322,7 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 link_bytes_per_s=f.number("link_gb_per_s", gt=0) * GB,
                 gpus_per_node=f.integer("gpus_per_node", ge=1),
                 nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1),
+                network_bytes_per_s=(lambda v: None if v is None else v * GB)(f.number("network_gb_per_s", None, gt=0)),
                 tdp_w=f.number("tdp_w", None, gt=0),
                 sources={str(k): str(v) for k, v in sources.raw.items()},
             )
@@ -247,49 +335,124 @@ _PRICE_KEYS = (
     "provider",
     "kind",
     "usd_per_gpu_hour",
+    "usd_per_instance_hour",
     "plan",
     "instance",
     "gpus_per_instance",
     "region",
     "price_date",
     "source",
+    "source_kind",
     "quote",
     "notes",
 )
 
 
-def load_prices(path: Path, gpus: tuple[Gpu, ...]) -> tuple[Price, ...]:
-    doc = Fields(read_document(path), str(path))
+class PriceFileError(InputError):
+    """A price file with bad rows: every bad row on its own line (file, row, field, what was
+    expected); the exit code is the first bad row's."""
+
+    def __init__(self, errors: list[InputError]):
+        super().__init__("\n".join(str(e) for e in errors))
+        self.errors = errors
+        self.exit_code = errors[0].exit_code
+
+
+def _price_rows(raw: Any, path: str, i: int, names: set[str], user: bool) -> list[Price]:
+    """The Price rows of one entry (more than one when gpus_per_instance lists instance sizes)."""
+    f = Fields(raw, path, f"prices[{i}]")
+    f.check_keys(_PRICE_KEYS)
+    device = f.string("device")
+    if device not in names:
+        raise UnknownNameError(f"{path}: prices[{i}].device: unknown device {device!r}{did_you_mean(device, names)}; the catalog has: {', '.join(sorted(names))}")
+    date_raw = f.raw.get("price_date")
+    if date_raw is None and not user:
+        raise f.fail_value("price_date", "required field is missing (the date the source read the price, YYYY-MM-DD)")
+    if date_raw is not None:
+        try:
+            parse_price_date(str(date_raw))
+        except ValueError:
+            raise f.fail_value("price_date", f"expected a date YYYY-MM-DD (or YYYY-MM), got {date_raw!r}") from None
+    if user:
+        kind_of_source = f.string("source_kind", "user", choices=("user",))
+        source = f.string("source", f"user price file {path}")
+    else:
+        kind_of_source = f.string("source_kind", choices=SOURCE_KINDS)
+        source = f.string("source")
+    sizes_raw = f.raw.get("gpus_per_instance")
+    assumed = sizes_raw is None
+    if assumed:
+        sizes = (1,)
+    elif isinstance(sizes_raw, list):
+        sizes = f.int_list("gpus_per_instance", ge=1)
+        if len(set(sizes)) != len(sizes):
+            raise f.fail_value("gpus_per_instance", f"expected distinct instance sizes, got {list(sizes)}")
+    else:
+        sizes = (f.integer("gpus_per_instance", ge=1),)
+    if f.has("usd_per_gpu_hour") and f.has("usd_per_instance_hour"):
+        raise f.fail_value("usd_per_instance_hour", "give usd_per_gpu_hour or usd_per_instance_hour, not both")
+    if f.has("usd_per_instance_hour"):
+        if assumed or len(sizes) != 1:
+            raise f.fail_value("gpus_per_instance", "usd_per_instance_hour needs the GPUs of that one instance (an integer)")
+        per_gpu = f.number("usd_per_instance_hour", gt=0) / sizes[0]
+    elif f.has("usd_per_gpu_hour"):
+        per_gpu = f.number("usd_per_gpu_hour", gt=0)
+    else:
+        raise f.fail_value("usd_per_gpu_hour", "required field is missing (or usd_per_instance_hour with gpus_per_instance)")
+    base = Price(
+        device=device,
+        provider=f.string("provider"),
+        kind=f.string("kind", choices=PRICING_KINDS),
+        usd_per_gpu_hour=per_gpu,
+        price_date=None if date_raw is None else str(date_raw),
+        source=source,
+        plan=f.string("plan", None),
+        instance=f.string("instance", None),
+        gpus_per_instance=sizes[0],
+        gpus_per_instance_assumed=assumed,
+        region=f.string("region", None),
+        source_kind=kind_of_source,
+        origin=path,
+        quote=f.string("quote", None),
+        notes=f.string("notes", None),
+    )
+    return [replace(base, gpus_per_instance=g) for g in sizes]
+
+
+def _newest(rows: list[Price]) -> list[Price]:
+    """The same offer listed twice keeps the newer price date (the later row on a tie)."""
+    best: dict[tuple, int] = {}
+    for i, p in enumerate(rows):
+        j = best.get(p.offer_key)
+        if j is None or (parse_price_date(p.price_date) or date.min) >= (parse_price_date(rows[j].price_date) or date.min):
+            best[p.offer_key] = i
+    keep = set(best.values())
+    return [p for i, p in enumerate(rows) if i in keep]
+
+
+def load_prices(path: Path, gpus: tuple[Gpu, ...], *, user: bool = False) -> tuple[Price, ...]:
+    """Price rows of a file (`prices:` list). Every bad row is reported, one line each, in one
+    PriceFileError; nothing is returned from a file with a bad row. `user`: the user's own file
+    (--prices, pricing.files): source_kind user, source and price_date optional."""
+    label = str(path)
+    doc = Fields(read_document(path), label)
     doc.check_keys(("prices",))
     entries = doc.raw.get("prices")
     if not isinstance(entries, list) or not entries:
-        raise FieldValueError(f"{path}: prices: expected a non-empty list of prices")
+        raise FieldValueError(f"{label}: prices: expected a non-empty list of prices")
     names = {g.name for g in gpus}
-    out = []
+    out: list[Price] = []
+    errors: list[InputError] = []
     for i, raw in enumerate(entries):
-        f = Fields(raw, str(path), f"prices[{i}]")
-        f.check_keys(_PRICE_KEYS)
-        device = f.string("device")
-        if device not in names:
-            raise UnknownNameError(f"{path}: prices[{i}].device: unknown device {device!r}{did_you_mean(device, names)}")
-        date = f.raw.get("price_date")
-        if date is None:
-            raise f.fail_value("price_date", "required field is missing")
-        out.append(
-            Price(
-                device=device,
-                provider=f.string("provider"),
-                kind=f.string("kind", choices=PRICING_KINDS),
-                usd_per_gpu_hour=f.number("usd_per_gpu_hour", gt=0),
-                price_date=str(date),
-                source=f.string("source"),
-                plan=f.string("plan", None),
-                instance=f.string("instance", None),
-                gpus_per_instance=f.integer("gpus_per_instance", None, ge=1),
-                region=f.string("region", None),
-            )
-        )
-    return tuple(out)
+        try:
+            out.extend(_price_rows(raw, label, i, names, user))
+        except InputError as exc:
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise PriceFileError(errors)
+    return tuple(_newest(out))
 
 
 _MODEL_KEYS = (
@@ -328,6 +491,13 @@ def load_model_entry(path: Path) -> ModelArch:
         published_params=f.number("published_params", None, gt=0),
         published_params_source=f.string("published_params_source", None),
     )
+
+
+def load_price_files(catalog: Catalog, paths: list[Path] | tuple[Path, ...]) -> Catalog:
+    """The catalog with the user's price files laid over it, in order (Catalog.with_prices)."""
+    for path in paths:
+        catalog = catalog.with_prices(load_prices(Path(path), catalog.gpus, user=True))
+    return catalog
 
 
 def load_catalog(root: Path | None = None) -> Catalog:

@@ -8,13 +8,14 @@ stderr; --debug shows the traceback.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .catalog import load_catalog, resolve_model
+from .catalog import load_catalog, load_price_files, resolve_model
 from .deadline import Deadline
 from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
@@ -51,6 +52,31 @@ def _catalog_option(f):
         default=None,
         help="Catalog directory (gpus.yaml, prices.yaml, models/). Default: the shipped catalogs, or $SIZER_CATALOG_DIR.",
     )(f)
+
+
+def _prices_option(f):
+    return click.option(
+        "--prices",
+        "price_files",
+        multiple=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Your own price file (YAML `prices:` rows; repeatable), laid over the catalog's: a row with the same device, provider, kind and instance replaces it.",
+    )(f)
+
+
+def _as_of_option(f):
+    return click.option(
+        "--as-of",
+        "as_of",
+        type=click.DateTime(formats=["%Y-%m-%d"]),
+        default=None,
+        help="Count price ages to this date (YYYY-MM-DD; default today): the same date reproduces a run byte for byte.",
+    )(f)
+
+
+def _load(catalog_dir: Path | None, price_files: tuple[Path, ...] = ()):
+    """The catalog, with the user's --prices files laid over it."""
+    return load_price_files(load_catalog(catalog_dir), price_files)
 
 
 def _output_options(f):
@@ -107,16 +133,18 @@ def _plot_option(what: str):
 @click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Also write the integer program (LP format) to this file.")
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
-def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None) -> None:
+@_prices_option
+@_as_of_option
+def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None, price_files: tuple[Path, ...], as_of) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
     deadline = Deadline(time_limit_s)  # the whole command, from here
     if plot_path:
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
-    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, deadline=deadline)
+    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
         from .plots import plot_memory
 
@@ -137,7 +165,8 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
 )
 @click.option("--per-provider", is_flag=True, help="One row per device and provider (providers whose plans cost the same share a row).")
 @_plot_option("the cost-latency Pareto front of every feasible configuration")
-def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None) -> None:
+@_prices_option
+def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None, price_files: tuple[Path, ...]) -> None:
     """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves."""
     from .compare import compare, comparison_rows, pareto_points
     from .report import render_comparison
@@ -146,7 +175,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:
@@ -170,7 +199,8 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @_sweep_time_limit_option
 @_plot_option("the cost of each device and of the plan against the swept parameter")
-def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path) -> None:
+@_prices_option
+def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path, price_files) -> None:
     """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips."""
     from .report import render_sweep
     from .sweep import parse_values, sweep
@@ -195,7 +225,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     progress = None if quiet else _progress_printer(option)
     result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=DEFAULT_TIME_LIMIT_S, option=option, deadline=deadline)
@@ -228,10 +258,10 @@ def _progress_printer(option: str):
 @click.option("--device", required=True, help="Device name from the GPU catalog.")
 @click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
 @click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
-@click.option("--kv-dtype", default="bf16", show_default=True, help="KV-cache format: bf16, fp16, fp8, int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
+@click.option("--kv-dtype", default="bf16", show_default=True, help="KV-cache format: auto (the checkpoint's dtype, vLLM's default), bf16, fp16, fp8, int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
 @click.option("--weight-dtype", default=None, help="Weight dtype (default: the checkpoint's own).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
-@click.option("--engine-version", default=None, help="Engine version where the rule changed (vLLM: 0.2.4, 0.6.4, 0.7.2, 0.14 ...).")
+@click.option("--engine-version", default=None, help="Engine release whose memory rule and log lines apply (vLLM 0.2.4 ... 0.22, default 0.19; SGLang 0.4 ... 0.5.5).")
 @click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: the model's max_position_embeddings).")
 @click.option("--max-model-len", type=int, default=None, help="The engine's declared maximum length (default: --context-tokens).")
 @click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,
@@ -242,11 +272,14 @@ def _progress_printer(option: str):
 @click.option("--n-parallel", type=int, default=None, help="llama.cpp slots (-np).")
 @click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
+@click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
+              help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
+                   "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
 @_output_options
 @_catalog_option
 def explain_cmd(
     model_spec, device, tp, pp, kv_dtype, weight_dtype, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, fmt, output, catalog_dir,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, flashinfer_installed, fmt, output, catalog_dir,
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule."""
     catalog = load_catalog(catalog_dir)
@@ -273,6 +306,7 @@ def explain_cmd(
         n_parallel=n_parallel,
         speculative_tokens=speculative_tokens,
         shared_prefix_tokens=shared_prefix_tokens,
+        flashinfer_installed=flashinfer_installed,
     )
     _emit(render_explanation(x, fmt), output)
 
@@ -281,14 +315,21 @@ def explain_cmd(
 @click.argument("what", type=click.Choice(["gpus", "prices", "models"]))
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @_catalog_option
-def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None) -> None:
-    """List the shipped GPUs, prices or models."""
-    from .report import catalog_rows
+@_prices_option
+@_as_of_option
+def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None, price_files: tuple[Path, ...], as_of) -> None:
+    """List the shipped GPUs, prices (with --prices, yours laid over them) or models."""
+    from datetime import date
 
-    catalog = load_catalog(catalog_dir)
-    rows = catalog_rows(catalog, what)
+    from .report import catalog_rows, price_rows_table
+
+    catalog = _load(catalog_dir, price_files)
+    day = as_of.date() if as_of else date.today()
+    rows = catalog_rows(catalog, what, as_of=day)
     if fmt == "json":
         click.echo(to_json(rows), nl=False)
+    elif what == "prices":
+        click.echo(price_rows_table(rows, day), nl=False)
     else:
         import pandas as pd
 
@@ -330,19 +371,36 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
 
 @cli.command("calibrate")
 @_catalog_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write the fitted table here (default: the catalog's efficiency.json; .yaml writes YAML).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    callback=_writable,
+    help="Write the fitted table here (default: ./efficiency.json; a name not ending in .json writes YAML).",
+)
+@click.option("--in-place", is_flag=True, default=False, help="Overwrite the catalog's own efficiency.json (what sizer reads) instead.")
+@click.option("--fitted", "fitted", default=None, help="The date recorded as `fitted` (YYYY-MM-DD; default: today).")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
-def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: int) -> None:
-    """Fit the efficiency factors to the fit rows of the measurement table; write efficiency.json."""
-    from .calibrate import calibrate_shipped
+def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, fitted: str | None, max_iterations: int) -> None:
+    """Fit the efficiency factors to the fit rows of the measurement table, from a fixed prior.
 
-    catalog = load_catalog(catalog_dir)
-    result, _ = calibrate_shipped(catalog, output=output, max_iterations=max_iterations, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True))
+    Writes ./efficiency.json unless --output or --in-place says otherwise; two runs on the same rows
+    (and --fitted date) write the same bytes."""
+    from .calibrate import calibrate_shipped
     from .efficiency import efficiency_path
 
-    target = output or str(efficiency_path(catalog.root).with_suffix(".json"))
+    if output and in_place:
+        raise click.UsageError("give --output or --in-place, not both")
+    catalog = load_catalog(catalog_dir)
+    if fitted is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", fitted):
+        raise click.BadParameter(f"expected a date YYYY-MM-DD, got {fitted!r}", param_hint="--fitted")
+    target = str(efficiency_path(catalog.root).with_suffix(".json")) if in_place else (output or "efficiency.json")
+    result, _ = calibrate_shipped(
+        catalog, output=target, max_iterations=max_iterations, fitted=fitted, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True)
+    )
     rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
-    click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations; RMS log error {rms}; wrote {target}")
+    click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations from the fixed prior; RMS log error {rms}; wrote {target}")
 
 
 @cli.command("simulate")
@@ -355,11 +413,12 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, max_iterations: 
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")
 @_catalog_option
-def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
+@_prices_option
+def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None, price_files: tuple[Path, ...]) -> None:
     """Discrete-event simulation of a plan's replicas (continuous batching, paged KV), against the analytic model."""
     from .simulate import render_simulations, simulate_workload, simulation_dict
 
-    catalog = load_catalog(catalog_dir)
+    catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     sims = simulate_workload(w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path)
     if fmt == "json":
@@ -377,7 +436,8 @@ def main(argv: list[str] | None = None) -> None:
     except SizerError as exc:
         if debug:
             raise
-        click.echo(f"error: {_one_line(exc, limit=None)}", err=True)
+        for line in str(exc).splitlines() or [""]:
+            click.echo(f"error: {line}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

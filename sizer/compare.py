@@ -115,7 +115,10 @@ def compare(
 ) -> Comparison:
     """The best single-configuration fleet on every device of the search (per provider too when
     `per_provider`: providers whose plans cost the same share a row), infeasible devices last."""
+    from .workload import priced_catalog
+
     check_context(workload)
+    catalog = priced_catalog(workload, catalog)
     if evaluated is None:
         evaluated = evaluate_candidates(workload, catalog)
     # one configuration per fleet: no size split

@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 
 from .catalog import Gpu
 from .errors import FieldValueError
-from .memory import KvFormat, MemoryBreakdown, binding_stage, blocks_for, paged_breakdown, stage_kv
+from .memory import EngineKvReport, KvFormat, MemoryBreakdown, binding_stage, blocks_for, paged_breakdown, stage_kv
 from .model import ModelArch, stage_weights
-from .units import GIB, LLAMACPP_CACHE_TYPES, ceil_div
+from .units import GIB, LLAMACPP_CACHE_TYPES, MIB, ceil_div
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +37,7 @@ class EngineOverrides:
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     n_parallel: int | None = None
+    flashinfer_installed: bool | None = None  # vLLM: None = as `pip install vllm` of that release leaves it
 
     def resolve(
         self, *, engine: str, version: str, max_model_len: int, memory_fraction: float, block_size_tokens: int, max_num_seqs: int, max_num_batched_tokens: int
@@ -54,6 +55,7 @@ class EngineOverrides:
             max_num_seqs=pick(self.max_num_seqs, max_num_seqs),
             max_num_batched_tokens=pick(self.max_num_batched_tokens, max_num_batched_tokens),
             max_model_len=max_model_len,
+            flashinfer_installed=self.flashinfer_installed,
         )
 
 
@@ -69,6 +71,7 @@ class EngineSettings:
     max_num_batched_tokens: int
     max_model_len: int
     n_parallel: int = 1
+    flashinfer_installed: bool | None = None
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -166,15 +169,19 @@ class EnginePolicy:
         budget_of,
         budget_rule: str,
         buffers: float,
-        activation: float,
+        activation,
         overhead: float,
-        hybrid_groups: bool = False,
+        hybrid_groups=False,
         expert_scale: float = 1.0,
         notes: tuple[str, ...] = (),
+        cuda_graph=0.0,
+        detail=(),
     ) -> list[MemoryBreakdown]:
         """One breakdown per pipeline stage: `pool_of(weights_bytes, stage_kv)` is the engine's
-        pool rule, `budget_of(weights_bytes)` the memory it lets itself use."""
+        pool rule, `budget_of(weights_bytes)` the memory it lets itself use. `activation`,
+        `cuda_graph` and `detail` are numbers (every stage alike) or functions of the stage index."""
         out = []
+        per_stage = lambda x, s: x(s) if callable(x) else x  # noqa: E731
         stages = zip(stage_weights(model, tp, pp, weight_dtype, expert_scale), stage_kv(model, kv, tp, pp))
         for s, (w, kvs) in enumerate(stages):
             out.append(
@@ -192,9 +199,11 @@ class EnginePolicy:
                     budget_rule=budget_rule,
                     weights_bytes=w.total_bytes,
                     buffer_bytes=buffers,
-                    activation_bytes=activation,
+                    activation_bytes=per_stage(activation, s),
                     overhead_bytes=overhead,
-                    pool_bytes=pool_of(w.total_bytes, kvs),
+                    cuda_graph_bytes=per_stage(cuda_graph, s),
+                    detail=tuple(per_stage(detail, s)),
+                    pool_bytes=pool_of(w.total_bytes, kvs) if not callable(activation) else pool_of(w.total_bytes, kvs, s),
                     block_size_tokens=settings.block_size_tokens,
                     context_tokens=context_tokens,
                     max_model_len=settings.max_model_len,
@@ -210,21 +219,144 @@ class EnginePolicy:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class VllmRelease:
+    """What changed in vLLM V1's memory accounting from release to release, each read in that
+    release's source (pip wheels of 0.8.0 ... 0.22.0, files named below).
+
+    - `absolute_non_torch` (0.8): v1/worker/gpu_worker.py determine_available_memory subtracts the
+      whole torch peak and every non-torch byte on the device (the CUDA context included); from 0.9
+      it subtracts weights + the torch peak increase + the non-torch increase since the worker's
+      baseline snapshot (utils memory_profiling).
+    - `snapshot_after_dist_init` (0.11+): Worker.init_device takes that snapshot after
+      init_worker_distributed_environment ("Initialize the distributed environment BEFORE taking
+      memory snapshot"), so the communicators' buffers made at init are no longer charged; before
+      0.11 they are part of the non-torch term.
+    - `sampler`: the dummy sampler run's top-k/top-p path (v1/sample/ops/topk_topp_sampler.py):
+      "sort" (PyTorch sort: 0.8; 0.9-0.11.0 without FlashInfer installed, as `pip install vllm`
+      leaves it -- flashinfer-python is the wheel's optional extra "flashinfer" in 0.11.0's
+      METADATA; 0.11.1-0.16), "triton" (apply_top_k_top_p_triton, 0.17-0.20, batches >= 8),
+      "flashinfer" (VLLM_USE_FLASHINFER_SAMPLER on by default, 0.21+; 0.9-0.11.0 when installed, as in
+      the project's Docker images: TopKTopPSampler.__init__ takes forward_cuda when
+      `is_flashinfer_available` and the variable is unset).
+    - `cuda_graphs_in_budget` (0.20+): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 and
+      determine_available_memory subtracts profile_cudagraph_memory(); up to 0.19 graphs are captured
+      after the KV cache is sized and come out of the 1 - gpu_memory_utilization headroom.
+    - `hybrid_tokens`: how _report_kv_cache_config turns blocks into "GPU KV cache size: N tokens"
+      with several KV-cache groups: num_blocks // groups x block_size (0.9-0.20), int(max
+      concurrency x max_model_len) (0.21+). `group_prefer_max` (0.18+): the 1.5 x group-size rule.
+    - `moe_modular` (0.14+): the unquantized and FP8 Triton fused-MoE methods run through
+      FusedMoEModularKernel (unquantized_fused_moe_method.py / quantization/fp8.py `self.kernel`),
+      whose workspaces come from the worker's WorkspaceManager (v1/worker/workspace.py
+      get_simultaneous: one buffer that grows and is never freed), so the largest MoE layer's
+      workspace is still held when the dummy sampler run peaks. Up to 0.13 fused_experts_impl
+      (fused_moe.py) allocates its caches per call and frees them. MXFP4 (gpt-oss) takes the
+      monolithic Triton path, without that workspace.
+    - `moe_chunk_tokens`: VLLM_FUSED_MOE_CHUNK_SIZE, the tokens one fused-MoE call works on at a
+      time (envs.py): 32,768 up to 0.11, 16,384 in 0.12-0.17; from 0.18 the modular kernel no longer
+      chunks (FusedMoEKernel._fused_experts allocates for M_full).
+    - `allreduce_fusion` (0.17+): the -O2 default enables fuse_allreduce_rms when TP > 1 on Hopper or
+      Blackwell with FlashInfer installed (config/vllm.py enable_allreduce_rms_fusion; flashinfer-python
+      is a hard requirement of the wheel from 0.17, 0.6.4 in 0.17.0's METADATA). Its FlashInfer
+      workspace is created at the first compiled forward, after the memory snapshot, over
+      torch.distributed (flashinfer_all_reduce.py TorchDistBackend), which brings up torch's own
+      NCCL communicator then: the large TP term of the 0.19 logs. Up to 0.16 the pass is off at
+      every optimisation level.
+    - `post_snapshot_gib`: the non-torch increase at TP 1 (kernel modules and handles loaded at the
+      first forward): 0.13 GiB in every H100 log of 0.11-0.17 (nine logs: llm-d-planner's
+      empirical-vllm-memory-results 0.11.0-0.16 set, the version sweep's Qwen3-14B under 0.15, 0.16,
+      0.17), 0.25 GiB from 0.18 (the sweep's 0.18 run and every 0.19 log). Measured, not read: the
+      source does not state it, and what loads the extra 0.12 GiB in 0.18 is not traced.
+    """
+
+    version: tuple[int, ...]
+    absolute_non_torch: bool
+    snapshot_after_dist_init: bool
+    sampler: str
+    cuda_graphs_in_budget: bool
+    hybrid_tokens: str
+    group_prefer_max: float
+    moe_modular: bool = False
+    moe_chunk_tokens: int | None = None
+    allreduce_fusion: bool = False
+    post_snapshot_gib: float = 0.25
+
+    @classmethod
+    def of(cls, version: str, *, flashinfer_installed: bool | None = None) -> "VllmRelease":
+        v = _version_tuple(version)
+        if v >= (0, 21):
+            sampler = "flashinfer"
+        elif v >= (0, 17):
+            sampler = "triton"
+        elif (0, 9) <= v < (0, 11, 1) and flashinfer_installed:
+            sampler = "flashinfer"
+        else:
+            sampler = "sort"
+        return cls(
+            version=v,
+            absolute_non_torch=v < (0, 9),
+            snapshot_after_dist_init=v >= (0, 11),
+            sampler=sampler,
+            cuda_graphs_in_budget=v >= (0, 20),
+            hybrid_tokens="concurrency" if v >= (0, 21) else "blocks_per_group" if v >= (0, 9) else "blocks",
+            group_prefer_max=1.5 if v >= (0, 18) else 0.0,
+            moe_modular=v >= (0, 14),
+            moe_chunk_tokens=None if v >= (0, 18) else 16384 if v >= (0, 12) else 32768,
+            allreduce_fusion=v >= (0, 17) and flashinfer_installed is not False,
+            post_snapshot_gib=0.25 if v >= (0, 18) else 0.13,
+        )
+
+
+# Streaming multiprocessors per device: the Triton top-k/top-p kernel keeps a [min(SMs, rows) x vocab]
+# fp32 buffer (topk_topp_triton.py apply_top_k_top_p_triton: NUM_PROGRAMS = min(num_sm, batch_size)).
+# NVIDIA architecture whitepapers: A100 108 SMs (Ampere GA100); H100 SXM5 132, H100 PCIe 114 (Hopper
+# GH100); H200 and H20 as H100 SXM5's die (H20: 78 enabled); L40S 142 (AD102); L4 58 (AD104); A10G 80
+# (GA102); RTX 4090 128; RTX 3090 82; B200 148 (two dies of 74). AMD CDNA3 whitepaper: MI300X/MI325X
+# 304 CUs; CDNA4: MI355X 256 CUs.
+SM_COUNT = {
+    "A100-40GB": 108, "A100-80GB": 108, "H100-SXM": 132, "H100-PCIe": 114, "H100-NVL": 132, "H200-SXM": 132,
+    "H20": 78, "L40S": 142, "L4": 58, "A10G": 80, "RTX-4090": 128, "RTX-3090": 82, "B200": 148, "GB200": 148,
+    "B300": 148, "GB300": 148, "MI300X": 304, "MI325X": 304, "MI355X": 256,
+}
+HOPPER_OR_LATER = ("H100", "H200", "H20", "B200", "B300", "GB200", "GB300")
+
+
 class VllmPolicy(EnginePolicy):
-    """vLLM, V0 (before 0.8) and V1 rules."""
+    """vLLM, V0 (before 0.8) and V1 rules; V1's terms by release (VllmRelease)."""
 
     name = "vllm"
     label = "vLLM"
     fraction_name = "gpu_memory_utilization"
-    default_version = "0.14"
+    default_version = "0.19"
     # --kv-cache-dtype: auto (the model dtype), fp8 (fp8_e4m3 / fp8_e5m2) (vllm/config/cache.py CacheDType)
     kv_formats = ("bf16", "fp16", "fp8")
 
-    # Non-torch memory measured in vLLM's own profiling logs: 0.35 GiB (RTX 3090, TP=1, vllm#10517),
-    # 0.25 GiB (RTX 4090, TP=2, vllm#13061), 0.20 GiB (24 GB cards, vllm PR #14447). TP > 1 adds NCCL
-    # and custom all-reduce buffers.
+    # V0 and non-NVSwitch devices: non-torch memory measured in vLLM's own profiling logs: 0.35 GiB
+    # (RTX 3090, TP=1, vllm#10517), 0.25 GiB (RTX 4090, TP=2, vllm#13061), 0.20 GiB (24 GB cards, vllm
+    # PR #14447). TP > 1 adds NCCL and custom all-reduce buffers.
     NON_TORCH_BYTES_TP1 = 0.35 * GIB
     NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP = 0.15 * GIB
+
+    # V1 on H100 80GB, NVSwitch (SXM) systems. At init, before the snapshot (vLLM 0.19.0 debug logs,
+    # llm-d-incubation/llm-d-planner@d3121e05 accuracy/results/v0.19.0/logs): "worker init memory
+    # snapshot ... non_torch_memory=0.51GiB" at TP 1, 1.51 at TP 2, 1.53 at TP 4 (the CUDA context, then
+    # the communicators init_worker_distributed_environment builds: PyNccl, custom all-reduce, symmetric
+    # memory); charged only by releases that take the snapshot before distributed init (< 0.11).
+    # After the snapshot, at TP >= 2 (VllmRelease.post_snapshot_gib holds the TP 1 part):
+    # - with the all-reduce + RMSNorm fusion (0.17+, VllmRelease.allreduce_fusion): 1.82 GiB more at
+    #   TP 2, 1.89 at TP 4 (0.19 logs: 2.06-2.11 and 2.13-2.21 GiB in all, less the 0.25 at TP 1; torch's
+    #   NCCL communicator brought up by the fusion workspace's first collective, with its channel and
+    #   NVLS buffers, and the workspace itself). Read from the Qwen2.5-7B TP 2 / TP 4 logs alone; the
+    #   other 0.19 TP >= 2 logs (Llama-3.3-70B fp8 and w8a8, Qwen2.5-72B, Kimi-Dev-72B, Kimi-VL,
+    #   Mistral-Small w8a8, and the held-out Llama-3.1-8B, Mixtral, gpt-oss-20b, Llama-4-Scout) check it.
+    # - without it (0.11-0.16): 0.42 GiB at TP 2 (the empirical-vllm-memory-results H100 runs of
+    #   llm-d-incubation/llm-d-planner@0282dcf6: non-torch 0.55 and 0.54 GiB at TP 2 against 0.13 and
+    #   0.14 at TP 1, Llama-3.3-70B-FP8 and Qwen3-32B). No log at TP 4 or 8 in these releases: sizer
+    #   takes the TP 2 figure (said so in the breakdown).
+    V1_CONTEXT_BYTES = 0.51 * GIB
+    V1_COMM_INIT_BYTES = 1.0 * GIB
+    V1_COMM_LAZY_BYTES = {2: 1.82 * GIB, 4: 1.89 * GIB, 8: 1.96 * GIB}  # 8: extrapolated (+0.07 per doubling), no log
+    V1_COMM_LAZY_NO_FUSION_BYTES = 0.42 * GIB  # measured at TP 2 only
 
     def era(self, version: str) -> str:
         v = _version_tuple(version)
@@ -264,27 +396,236 @@ class VllmPolicy(EnginePolicy):
         )
 
     def runtime_buffer_bytes(self, model: ModelArch, settings: EngineSettings | None = None) -> float:
-        """Rotary cache, and in V1 the persistent block tables (int32 [max_num_seqs, blocks per request])."""
-        total = self.rotary_cache_bytes(model)
-        if settings is not None and self.era(settings.version) == "v1" and settings.max_model_len:
-            total += settings.max_num_seqs * blocks_for(settings.max_model_len, settings.block_size_tokens) * 4
-        return total
+        """The rotary cos/sin cache, loaded with the weights (vLLM's "Model loading took" counts it).
+        V1's persistent input buffers and block tables are allocated before the profile's baseline and
+        charged to no term (gpu_worker.py determine_available_memory): they sit in the headroom."""
+        return self.rotary_cache_bytes(model)
 
     def activation_bytes(self, model: ModelArch, tp: int, max_num_batched_tokens: int, max_num_seqs: int, era: str = "v1") -> float:
-        """Peak activation memory of vLLM's profiling run, per GPU.
+        """Peak activation memory of vLLM V0's profiling run, per GPU.
 
         The profiling forward pass pushes max_num_batched_tokens tokens through the model one layer at
         a time (activation_per_token_bytes); the sampler's dummy run then holds the logits of
-        max_num_seqs rows (fp32 in V1's sampler, the model dtype in V0). The two do not coexist, so
-        the peak is the larger: Llama-3.1-8B profiled at 512 tokens with 256 sequences peaks at the
-        logits, 256 x 128,256 x 2 B = 0.061 GiB, as logged (0.06 GiB: vllm#10517, 35k run)."""
+        max_num_seqs rows (the model dtype in V0). The two do not coexist, so the peak is the larger:
+        Llama-3.1-8B profiled at 512 tokens with 256 sequences peaks at the logits, 256 x 128,256 x
+        2 B = 0.061 GiB, as logged (0.06 GiB: vllm#10517, 35k run). V1: v1_activation."""
         layers_peak = max_num_batched_tokens * self.activation_per_token_bytes(model, tp)
         logit_bytes = 4 if era == "v1" else 2
         logits_peak = max_num_seqs * model.vocab_size * logit_bytes
         return float(max(layers_peak, logits_peak))
 
+    # -- V1 terms ----------------------------------------------------------------------------------
+    @staticmethod
+    def cublas_workspace_bytes(gpu: Gpu) -> float:
+        """cuBLAS workspace, allocated through PyTorch's caching allocator at the profile's first GEMM
+        (torch CUDABlas getCurrentCUDABlasHandle; default CUBLAS_WORKSPACE_CONFIG ":4096:8" = 32 MiB on
+        Hopper and later, ":4096:2:16:8" = 8.1 MiB before): part of the logged torch peak increase."""
+        return 32 * MIB if gpu.name.startswith(HOPPER_OR_LATER) else 8.125 * MIB
+
+    @staticmethod
+    def padded_vocab(model: ModelArch, tp: int) -> int:
+        """ParallelLMHead pads the vocabulary to a multiple of 64 per rank (vocab_parallel_embedding.py
+        DEFAULT_VOCAB_PADDING_SIZE, pad_vocab_size); the all-gathered logits carry the padding."""
+        return ceil_div(ceil_div(model.vocab_size, 64) * 64, tp) * tp
+
+    def sampler_peak(self, model: ModelArch, gpu: Gpu, tp: int, settings: EngineSettings, release: VllmRelease) -> tuple[float, str]:
+        """The dummy sampler run (gpu_model_runner.py _dummy_sampler_run): min(max_num_seqs,
+        max_num_batched_tokens) rows of full-vocabulary logits (LogitsProcessor all-gathers them at TP
+        > 1: every rank holds [rows x vocab]), top-k and top-p on, on the last pipeline stage.
+        Bytes per logit element held at the peak: the bf16 logits (2) and the sampler's fp32 copy (4),
+        then by path: "sort" torch.sort's sorted values (4), int64 indices (8) and the radix sort's
+        alternate key/value buffers and input indices (4 + 8 + 8): 38 B; "triton" probabilities (4) and
+        the exponential noise random_sample draws (4): 14 B plus a [min(SMs, rows) x vocab] fp32
+        buffer; "flashinfer" top_k_mask_logits' output (4) and its softmax (4): 14 B. The forward's
+        hidden states (max_num_batched_tokens x hidden, bf16) and two [rows x hidden] copies are held."""
+        rows = min(settings.max_num_seqs, settings.max_num_batched_tokens)
+        v, vpad, h = model.vocab_size, self.padded_vocab(model, tp), model.hidden_size
+        held = (settings.max_num_batched_tokens + 2 * rows) * h * 2
+        if release.sampler == "sort":
+            per, extra, how = 36, 0, "torch.sort path: 38 B per logit"
+        elif release.sampler == "triton":
+            sms = SM_COUNT.get(gpu.name, 132)
+            per, extra = 12, min(1 << (min(sms, rows) - 1).bit_length(), sms) * v * 4
+            how = f"Triton top-k/top-p: 14 B per logit + {min(sms, rows)} x vocab fp32 buffer"
+        else:
+            per, extra, how = 12, 0, "FlashInfer sampling: 14 B per logit"
+        total = rows * vpad * 2 + rows * v * per + extra + held
+        return float(total), f"{rows} rows x {v:,} vocab, {how}"
+
+    @staticmethod
+    def moe_workspace_bytes(model: ModelArch, tp: int, tokens: int, release: VllmRelease) -> float:
+        """The fused-MoE layer's buffers for a batch of `tokens`, per GPU, with N = 2 x
+        moe_intermediate / tp (gate and up), K = hidden, top-k routed copies of each token, 16-bit:
+
+        - up to 0.13, fused_moe.py fused_experts_impl, per call: cache13 [M, top_k, max(N, K)] (the
+          first and last GEMM's outputs share it), cache2 [M x top_k, N / 2] (the activated product),
+          M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE), and the [tokens, K] output;
+        - 0.14+, TritonExperts.workspace_shapes through FusedMoEModularKernel._allocate_buffers:
+          workspace13 [M, top_k, max(N / 2, K)] (the output reuses it when there is one chunk) and
+          workspace2 [M, top_k, max(N, K)]; 0.14-0.17 chunk M as above, 0.18+ take every token.
+        Qwen3-30B-A3B at 8,192 tokens under 0.19: 8,192 x 8 x (2,048 + 2,048) x 2 B = 512 MiB."""
+        n = 2 * ceil_div(model.moe_intermediate_size, tp)
+        k, h = model.num_experts_per_tok, model.hidden_size
+        m = tokens if release.moe_chunk_tokens is None else min(tokens, release.moe_chunk_tokens)
+        if not release.moe_modular:
+            return float(m * k * (max(n, h) + n // 2) * 2 + tokens * h * 2)
+        out = tokens * h * 2 if m < tokens else 0
+        return float(m * k * (max(n // 2, h) + max(n, h)) * 2 + out)
+
+    @staticmethod
+    def moe_workspace_held(model: ModelArch, weight_dtype: str, release: VllmRelease) -> bool:
+        """Whether the MoE workspace outlives the forward (VllmRelease.moe_modular): the unquantized
+        and FP8 Triton experts from 0.14; not MXFP4's monolithic Triton path (gpt-oss: its 0.19 logs
+        peak at the sampler run alone, 2.87 GiB at TP 2), nor models without routed experts."""
+        return bool(model.is_moe and release.moe_modular and weight_dtype in ("bf16", "fp16", "fp8"))
+
+    @staticmethod
+    def vision_profile_held_bytes(model: ModelArch, settings: EngineSettings) -> tuple[float, str]:
+        """What the encoder profile leaves allocated through the text forward and the sampler run
+        (gpu_model_runner.py profile_run: `batched_dummy_mm_inputs` stays alive until it returns, the
+        encoder outputs sit in encoder_cache until cleared). Items = encoder budget // tokens per item
+        (multimodal/encoder_budget.py _get_max_items; budget = max(max_num_batched_tokens, tokens per
+        item)); the pixel values are cast to the model dtype by the processor (multimodal/processing/
+        context.py _postprocess_output), 2 B; the outputs are text-width embeddings. Gemma-3 at 8,192
+        tokens: 32 images x 3 x 896^2 x 2 B = 0.14 GiB of pixels and 8,192 x hidden x 2 B of outputs.
+        Where the config gives no image geometry, one token budget of outputs and no pixels."""
+        t, h = settings.max_num_batched_tokens, model.hidden_size
+        per = model.vision_item_tokens
+        if not per or not model.vision_image_size:
+            return float(t * h * 2), "vision encoder outputs"
+        items = max(t, per) // per
+        pixels = items * model.vision_item_tiles * 3 * model.vision_image_size**2 * 2
+        outputs = items * per * h * 2
+        return float(pixels + outputs), f"{items} dummy images held (pixels and encoder outputs)"
+
+    def forward_peak(self, model: ModelArch, tp: int, settings: EngineSettings, weight_dtype: str, stage: int,
+                     release: VllmRelease | None = None) -> tuple[float, str]:
+        """The profile forward pass of max_num_batched_tokens tokens (compiled, piecewise), per GPU.
+        Per token, the largest layer's live tensors: a dense gated MLP's gate/up output and activated
+        product (3 x intermediate / tp; 2 x for fc1/fc2 MLPs) beside four hidden-width tensors (the
+        residual, the normed input, the attention output and the piece's carried output); with
+        dynamic activation quantisation (w8a8 / fp8 weights) the 8-bit copy of the down projection's
+        input. A fused-MoE layer holds its buffers (moe_workspace_bytes), the same four hidden-width
+        tensors and the shared expert's MLP. A multimodal model's profile first runs the vision
+        encoder and holds its outputs (about one token budget of text-width embeddings) on the first
+        stage. Checked against vLLM 0.19's logged torch peaks of CodeLlama-7B and Granite-3.1-8B
+        (forward-bound) and Mixtral-8x7B at TP 2."""
+        release = release or VllmRelease.of(settings.version)
+        t = settings.max_num_batched_tokens
+        h = model.hidden_size
+        i = ceil_div(model.intermediate_size, tp) if model.intermediate_size else 0
+        quant_act = weight_dtype in ("fp8", "int8")
+        dense = ((3 if model.gated_mlp else 2) * i + 4 * h) * 2 + (i if quant_act else 0)
+        total = t * dense if not model.is_moe or not all(model.moe_layers) else 0
+        how = f"{t:,} tokens x {dense / 1024:,.1f} KiB (dense MLP)"
+        if model.is_moe:
+            moe = self.moe_workspace_bytes(model, tp, t, release) + t * 4 * h * 2
+            if model.shared_experts_intermediate_size:
+                moe += t * 3 * ceil_div(model.shared_experts_intermediate_size, tp) * 2
+            if moe > total:
+                total, how = moe, f"{t:,} tokens through a fused-MoE layer ({moe / GIB:.2f} GiB: its buffers, the hidden states, the shared expert)"
+        if model.vision_params and stage == 0:
+            held, held_how = self.vision_profile_held_bytes(model, settings)
+            total += held
+            how += f" + {held_how}"
+        return float(total), how
+
+    def v1_non_torch(self, gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> tuple[float, str]:
+        nvswitch = gpu.name.startswith(HOPPER_OR_LATER) and gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink"
+        ranks = tp * pp
+        if not nvswitch:
+            total = self.NON_TORCH_BYTES_TP1 + (0 if ranks == 1 else self.NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP * (1 + (ranks > 2)))
+            return total, f"context growth and communicators at tp={tp} pp={pp} (PCIe / NVLink-bridge figures, V0 logs)"
+        total = release.post_snapshot_gib * GIB
+        parts = [f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot"]
+        if tp > 1:
+            # Pipeline stages exchange activations over the PyNccl communicator made at init
+            # (parallel_state.py GroupCoordinator.send_tensor_dict -> device_communicator.send); only
+            # the TP group's collectives add memory after the snapshot (0.19 PP=2 / PP=4 logs: 0.07 GiB).
+            if release.allreduce_fusion:
+                lazy = self.V1_COMM_LAZY_BYTES.get(tp) or self.V1_COMM_LAZY_BYTES[8]
+                parts.append(f"{lazy / GIB:.2f} GiB torch's NCCL communicator and the all-reduce fusion workspace over {tp} TP ranks")
+            else:
+                lazy = self.V1_COMM_LAZY_NO_FUSION_BYTES
+                parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks (measured at TP 2)")
+            total += lazy
+        for size in (tp, pp):
+            if size > 1 and not release.snapshot_after_dist_init:
+                total += self.V1_COMM_INIT_BYTES
+                parts.append(f"1.00 GiB communicators made at init for {size} ranks (snapshot before distributed init, < 0.11)")
+        if release.absolute_non_torch:
+            total += self.V1_CONTEXT_BYTES
+            parts.append("0.51 GiB CUDA context (0.8: all non-torch memory)")
+        return total, "; ".join(parts)
+
+    @staticmethod
+    def cuda_graph_estimate_bytes(model: ModelArch, pp: int) -> float:
+        """profile_cudagraph_memory's estimate (gpu_model_runner.py, 0.19+): first capture plus one
+        increment per size for the PIECEWISE and FULL graphs of the 51 default sizes up to 512. vLLM
+        0.19's own estimates over the 40 H100 logs run 0.52-1.92 GiB and grow with the layers: 0.30
+        GiB + 16 MiB per layer on the stage approximates them within about 0.4 GiB (subtracted from
+        the budget from 0.20 only)."""
+        layers = max(len(r) for r in model.stage_layers(pp))
+        return 0.30 * GIB + layers * 16 * MIB
+
+    def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
+        era = self.era(settings.version)
+        if era != "v1":
+            return self._v0_breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens)
+        release = VllmRelease.of(settings.version, flashinfer_installed=settings.flashinfer_installed)
+        budget = math.ceil(gpu.usable_memory_bytes * settings.memory_fraction)  # v1/worker/utils.py request_memory
+        buffers = self.runtime_buffer_bytes(model, settings)
+        non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release)
+        cublas = self.cublas_workspace_bytes(gpu)
+        graphs = self.cuda_graph_estimate_bytes(model, pp) if release.cuda_graphs_in_budget else 0.0
+        terms = {}
+        for s in range(pp):
+            fwd, fwd_how = self.forward_peak(model, tp, settings, weight_dtype, s, release)
+            detail = [("forward pass", fwd_how, fwd)]
+            peak = fwd
+            if s == pp - 1:
+                samp, samp_how = self.sampler_peak(model, gpu, tp, settings, release)
+                if model.vision_params and s == 0:
+                    held, held_how = self.vision_profile_held_bytes(model, settings)
+                    samp += held
+                    samp_how += f"; {held_how}"
+                if self.moe_workspace_held(model, weight_dtype, release):
+                    # the WorkspaceManager's buffer, grown by the forward's MoE layers, is never freed
+                    held_ws = self.moe_workspace_bytes(model, tp, settings.max_num_batched_tokens, release)
+                    samp += held_ws
+                    samp_how += f"; the fused-MoE workspace still held ({held_ws / GIB:.2f} GiB, vLLM >= 0.14)"
+                detail.append(("dummy sampler run", samp_how, samp))
+                peak = max(peak, samp)
+            detail.append(("cuBLAS workspace", "allocated at the first GEMM", cublas))
+            detail.append(("non-torch increase", non_torch_how, non_torch))
+            terms[s] = (peak + cublas, tuple(detail))
+        rule = f"{gpu.name} total x {self.fraction_name}"
+        stages = self.stage_breakdowns(
+            model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
+            pool_of=lambda weights, _kv, s: budget - weights - buffers - terms[s][0] - non_torch - graphs,
+            budget_of=lambda _weights: budget,
+            budget_rule=rule, buffers=buffers, activation=lambda s: terms[s][0], overhead=non_torch,
+            hybrid_groups=EngineKvReport(
+                hybrid=True,
+                prefer_max_within=release.group_prefer_max,
+                tokens_rule=release.hybrid_tokens,
+                max_num_batched_tokens=settings.max_num_batched_tokens,
+                attention_chunk_size=model.attention_chunk_size,
+            ),
+            expert_scale=self.expert_scale(model, weight_dtype, era),
+            cuda_graph=graphs, detail=lambda s: terms[s][1],
+            notes=(
+                f"vLLM {settings.version}: sampler path {release.sampler}; FlashInfer "
+                + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
+                   else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
+                + (f"; TP all-reduce fusion {'on' if release.allreduce_fusion else 'off'}" if tp > 1 else "")
+                + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else ""),
+            ),
+        )
+        return binding_stage(stages)
+
     def runtime_overhead_bytes(self, tp: int, era: str = "v1") -> float:
-        """Non-torch memory per GPU (CUDA context share, NCCL and all-reduce buffers): grows with TP.
+        """V0 non-torch memory per GPU (CUDA context share, NCCL and all-reduce buffers): grows with TP.
         vLLM before 0.6 did not subtract it (peak = torch.cuda.max_memory_allocated())."""
         if era == "v0-early":
             return 0.0
@@ -300,7 +641,7 @@ class VllmPolicy(EnginePolicy):
             return math.ceil(model.hidden_size / 256) * 256 / model.hidden_size
         return 1.0
 
-    def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
+    def _v0_breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
         era = self.era(settings.version)
         budget = gpu.usable_memory_bytes * settings.memory_fraction
         buffers = self.runtime_buffer_bytes(model, settings)
@@ -312,7 +653,7 @@ class VllmPolicy(EnginePolicy):
             pool_of=lambda weights, _kv: budget - weights - buffers - activation - overhead,
             budget_of=lambda _weights: budget,
             budget_rule=rule, buffers=buffers, activation=activation, overhead=overhead,
-            hybrid_groups=era == "v1", expert_scale=self.expert_scale(model, weight_dtype, era),
+            hybrid_groups=False, expert_scale=self.expert_scale(model, weight_dtype, era),
         )
         return binding_stage(stages)
 
@@ -349,7 +690,7 @@ class SglangPolicy(EnginePolicy):
     name = "sglang"
     label = "SGLang"
     fraction_name = "mem_fraction_static"
-    default_version = "0.5"
+    default_version = "0.5.5"
     # --kv-cache-dtype: auto, fp8_e5m2, fp8_e4m3 (sglang/srt/server_args.py)
     kv_formats = ("bf16", "fp16", "fp8")
 
@@ -361,18 +702,70 @@ class SglangPolicy(EnginePolicy):
     INIT_BYTES_TP1 = 0.5 * GIB
     INIT_BYTES_PER_PEER = 0.287 * GIB
 
+    @staticmethod
+    def default_fraction(gpu: Gpu, model: ModelArch | None, tp: int, pp: int, version: str) -> tuple[float, int, str]:
+        """SGLang's own mem_fraction_static and chunked_prefill_size when not given
+        (sglang/srt/server_args.py, read in the wheels of 0.4.7, 0.4.8-0.5.2 and 0.5.3-0.5.5).
+        gpu_mem is nvidia-smi's memory.total in MiB (utils.get_nvgpu_memory_capacity); sizer takes
+        the catalog's memory_gib x 1024 (H100: 81,920 against nvidia-smi's 81,559: 0.001 in the fraction).
+
+        - up to 0.4.7 (__post_init__): 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16 on
+          GPUs of <= 81,920 MiB; larger GPUs (gpu_mem - 13 GiB) / gpu_mem. Chunk 2048 under 25,000 MB, else 8192.
+        - 0.4.8-0.5.2: reserved = (2.8 + tp x pp / 10) GiB under 35 GiB, (9.5 + tp x pp / 2) GiB under
+          90, (12 + tp x pp / 2) under 160, 32 GiB above; fraction = round((gpu_mem - reserved) / gpu_mem, 3).
+        - 0.5.3+ (_handle_gpu_memory_settings): chunked_prefill_size and cuda_graph_max_bs by memory
+          class (2048/8 under 20 GiB, 2048/24 (80 at TP >= 4) under 35, 4096/32 (160) under 60,
+          8192/256 (512) under 160, 16384/512 above); reserved = 512 + max(chunk, 2048) x 1.5 +
+          cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 MiB, at least 10 GiB on GPUs over 60 GiB.
+        - 0.4.10+: multimodal models scale it by 0.95 x (1 - 0.1 x (vit layers x width^2 / (24 x 1024^2) - 1)),
+          that factor held within [0.8, 1.05] (adjust_mem_fraction_for_vlm); sizer has no vision width
+          and applies 0.95 (a ViT of about 24 x 1024^2) when the model is multimodal."""
+        v = _version_tuple(version)
+        mem = gpu.memory_bytes / 2**20
+        p = tp * pp
+        if v < (0, 4, 8):
+            chunk = 2048 if mem < 25_000 else 8192
+            if mem <= 81920:
+                f = 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
+                rule = "SGLang <= 0.4.7: by TP size"
+            else:
+                f = (mem - 13 * 1024) / mem
+                rule = "SGLang <= 0.4.7: (gpu_mem - 13 GiB) / gpu_mem"
+        elif v < (0, 5, 3):
+            chunk = 2048 if mem < 25_000 else 8192
+            reserved = (2.8 + p / 10 if mem < 35 * 1024 else 9.5 + p / 2 if mem < 90 * 1024 else 12 + p / 2 if mem < 160 * 1024 else 32) * 1024
+            f = round((mem - reserved) / mem, 3)
+            rule = f"SGLang 0.4.8-0.5.2: (gpu_mem - {reserved / 1024:g} GiB reserved) / gpu_mem"
+        else:
+            if mem < 20 * 1024:
+                chunk, cg = 2048, 8
+            elif mem < 35 * 1024:
+                chunk, cg = 2048, 24 if tp < 4 else 80
+            elif mem < 60 * 1024:
+                chunk, cg = 4096, 32 if tp < 4 else 160
+            elif mem < 160 * 1024:
+                chunk, cg = 8192, 256 if tp < 4 else 512
+            else:
+                chunk, cg = 16384, 512
+            reserved = 512 + max(chunk, 2048) * 1.5 + cg * 2 + p / 8 * 1024
+            if mem > 60 * 1024:
+                reserved = max(reserved, 10 * 1024)
+            f = round((mem - reserved) / mem, 3)
+            rule = f"SGLang 0.5.3+: (gpu_mem - {reserved:,.0f} MiB reserved for a {chunk}-token chunk and graphs to batch {cg}) / gpu_mem"
+        if v >= (0, 4, 10) and model is not None and (model.multimodal or model.vision_params):
+            f *= 0.95
+            rule += "; x 0.95 for a multimodal model"
+        return f, chunk, rule
+
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
-        # sglang/srt/server_args.py __post_init__: mem_fraction_static by TP size (0.88 at TP 1,
-        # 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16); chunked_prefill_size 8192, or 2048 on GPUs
-        # under 25,000 MB; page_size 1 (token-granular pool).
-        default_fraction = 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
-        chunk = 2048 if gpu.memory_bytes / 2**20 < 25_000 else 8192
+        version = version or self.default_version
+        fraction, chunk, _ = self.default_fraction(gpu, model, tp, 1, version)
         return overrides.resolve(
             engine=self.name,
-            version=version or self.default_version,
+            version=version,
             max_model_len=max_model_len,
-            memory_fraction=default_fraction,
-            block_size_tokens=1,
+            memory_fraction=fraction,
+            block_size_tokens=1,  # page_size 1: a token-granular pool
             max_num_seqs=4096,  # max_running_requests: bounded by the pool
             max_num_batched_tokens=chunk,
         )
@@ -565,6 +958,18 @@ class LlamaCppPolicy(EnginePolicy):
 
 
 ENGINES: dict[str, EnginePolicy] = {p.name: p for p in (VllmPolicy(), SglangPolicy(), TrtllmPolicy(), LlamaCppPolicy())}
+
+
+def resolve_kv_dtype(kv: str, model: ModelArch) -> str:
+    """`auto` as vLLM's and SGLang's --kv-cache-dtype default means the model's dtype (vllm/config/cache.py
+    CacheDType "auto"; sglang server_args kv_cache_dtype "auto"): the checkpoint's torch_dtype, a float32
+    checkpoint served in bf16 as vLLM's dtype="auto" does for it on GPUs with bf16. Any other value is
+    returned unchanged (K/V pairs resolved part by part)."""
+    parts = str(kv).split("/")
+    if "auto" not in parts:
+        return kv
+    native = model.torch_dtype if model.torch_dtype in ("bf16", "fp16") else "bf16"
+    return "/".join(native if p == "auto" else p for p in parts)
 
 
 def engine_policy(name: str) -> EnginePolicy:

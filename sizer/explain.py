@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .candidates import parallelism_reason
 from .catalog import Gpu
-from .engines import EngineOverrides, EngineSettings, engine_policy
+from .engines import EngineOverrides, EngineSettings, engine_policy, resolve_kv_dtype
 from .errors import FieldValueError
 from .memory import KvFormat, MemoryBreakdown, stage_kv
 from .model import ModelArch, weight_scheme
@@ -40,10 +40,63 @@ class Explanation:
     admission: Admission
     lines: tuple[Line, ...]
     launch_command: str
+    engine_log: tuple[str, ...] = ()  # the startup lines the engine release itself prints, with sizer's figures
+    requested_kv_dtype: str = ""
 
 
 def _gib(x: float) -> str:
     return f"{x / GIB:,.2f} GiB"
+
+
+def _g(x: float) -> str:
+    """vLLM's format_gib: GiB rounded to two decimals, trailing zeros dropped (utils/mem_utils.py)."""
+    return f"{round(x / GIB, 2):g}"
+
+
+def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estimate: float = 0.0) -> tuple[str, ...]:
+    """The startup lines `engine` at `version` prints about memory, with sizer's figures in them, in that
+    release's own format (vLLM: gpu_model_runner.py load_model, gpu_worker.py determine_available_memory
+    and MemoryProfilingResult.__repr__, gpu_model_runner.py profile_cudagraph_memory, kv_cache_utils.py
+    _report_kv_cache_config; V0 worker.py and executor logs; SGLang model_runner.py)."""
+    from .engines import VllmPolicy, VllmRelease, _version_tuple
+
+    weights = m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu
+    if engine == "vllm" and VllmPolicy().era(version) == "v1":
+        r = VllmRelease.of(version)
+        v = r.version
+        out = []
+        if v >= (0, 13):
+            out.append(f"Model loading took {_g(weights)} GiB memory and ... seconds")
+        else:
+            out.append(f"Model loading took {weights / GIB:.4f} GiB and ... seconds")
+        non_kv = weights + m.activation_bytes_per_gpu + m.runtime_overhead_bytes_per_gpu
+        if v >= (0, 9):
+            out.append(
+                f"Memory profiling takes ... seconds. Total non KV cache memory: {_g(non_kv)}GiB; torch peak memory increase: "
+                f"{_g(m.activation_bytes_per_gpu)}GiB; non-torch forward increase memory: {_g(m.runtime_overhead_bytes_per_gpu)}GiB; "
+                f"weights memory: {_g(weights)}GiB."
+            )
+        if v >= (0, 19) and graph_estimate:
+            out.append(f"Estimated CUDA graph memory: {graph_estimate / GIB:.2f} GiB total"
+                       + ("" if m.cuda_graph_bytes_per_gpu else "   (0.19: taken from the headroom, not from the KV budget)"))
+        if v >= (0, 9):
+            out.append(f"Available KV cache memory: {_g(m.engine_available_kv_bytes) if v >= (0, 15) else f'{m.engine_available_kv_bytes / GIB:.2f}'} GiB")
+        out.append(f"GPU KV cache size: {m.engine_kv_tokens:,} tokens")
+        out.append(f"Maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x")
+        return tuple(out)
+    if engine == "vllm":
+        return (
+            f"Loading model weights took {weights / GIB:.4f} GB",
+            f"# GPU blocks: {m.engine_gpu_blocks}, # CPU blocks: ...",
+            f"Maximum concurrency for {m.max_model_len} tokens per request: {m.engine_max_concurrency:.2f}x",
+        )
+    if engine == "sglang":
+        half = m.engine_available_kv_bytes / 2 / 1e9 if m.kv_format.split("/")[0] != "mla" else 0
+        return (
+            f"Load weight end. ... mem usage={weights / GIB:.2f} GB.",
+            f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {half:.2f} GB, V size: {half:.2f} GB",
+        )
+    return ()
 
 
 def explain_config(
@@ -65,12 +118,17 @@ def explain_config(
     n_parallel: int | None = None,
     speculative_tokens: int = 0,
     shared_prefix_tokens: int = 0,
+    flashinfer_installed: bool | None = None,
 ) -> Explanation:
     """Memory of `model` on `gpu` at TP `tp`, PP `pp`, with the given KV and weight formats.
 
     `gpu_memory_utilization` is the engine's memory fraction (vLLM gpu_memory_utilization, SGLang
-    mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction)."""
+    mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction). `flashinfer_installed` (vLLM): whether
+    FlashInfer is installed (True in vLLM's Docker images; None: as `pip install vllm` of that release
+    leaves it, which is with FlashInfer from 0.17 on)."""
     policy = engine_policy(engine)
+    requested_kv = kv_dtype
+    kv_dtype = resolve_kv_dtype(kv_dtype, model) if engine != "llamacpp" else kv_dtype
     kv = KvFormat.of(kv_dtype)
     problem = policy.kv_reason(gpu, kv)
     if problem:
@@ -106,6 +164,7 @@ def explain_config(
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
         n_parallel=n_parallel,
+        flashinfer_installed=flashinfer_installed,
     )
     eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
     m = policy.breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=eng, context_tokens=context + speculative_tokens)
@@ -147,12 +206,18 @@ def explain_config(
         ),
         Line(
             label="- activation peak",
-            formula=f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {eng.max_num_seqs} sequences"
+            formula=f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {min(eng.max_num_seqs, eng.max_num_batched_tokens)} sequences, the larger"
             if m.activation_bytes_per_gpu
             else "inside the engine's reserve, not taken from the pool",
             value=_gib(m.activation_bytes_per_gpu),
         ),
         Line(label="- runtime overhead", formula=f"CUDA context, NCCL and workspaces at tp={tp}", value=_gib(m.runtime_overhead_bytes_per_gpu)),
+        *[Line(label=f"    {term}", formula=how, value=_gib(value)) for term, how, value in m.detail],
+        *(
+            [Line(label="- CUDA graphs", formula="vLLM >= 0.20 subtracts its CUDA-graph estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)", value=_gib(m.cuda_graph_bytes_per_gpu))]
+            if m.cuda_graph_bytes_per_gpu
+            else []
+        ),
         Line(label="= KV pool per GPU", formula=f"{m.engine} rule (engine {m.engine} {m.engine_version})", value=_gib(m.kv_pool_bytes_per_gpu)),
         Line(label="KV bytes per token (model)", formula=kv_whole, value=f"{m.kv_bytes_per_token:,.0f} B"),
         Line(label="KV bytes per token per GPU", formula=kv_gpu, value=f"{m.kv_bytes_per_token_per_gpu:,.0f} B"),
@@ -194,6 +259,8 @@ def explain_config(
             value=f"{adm.max_concurrency_percentile:,}",
         )
     )
+    if requested_kv != kv_dtype:
+        lines.append(Line(label="KV dtype auto", formula=f"the checkpoint's dtype ({model.torch_dtype})", value=kv.label))
     lines.append(
         Line(
             label=f"{m.engine} would log",
@@ -215,4 +282,8 @@ def explain_config(
         admission=adm,
         lines=tuple(lines),
         launch_command=cmd,
+        engine_log=engine_log_lines(
+            m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0
+        ),
+        requested_kv_dtype=requested_kv,
     )

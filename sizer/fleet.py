@@ -10,11 +10,14 @@ saving of a mix).
                     (if every pool meets P(TTFT > bound) <= 1 - q on its own traffic, the
                     mixture meets it too).
     offer           where a configuration's GPUs are rented: a price row of the catalog and
-                    its billing unit. `gpus_per_instance` > 1 in prices.yaml (or
-                    constraints.instance_gpus) means whole instances of G GPUs, paid per
-                    instance; a TP group must sit inside one instance unless
-                    constraints.allow_cross_node. Rows with 1 GPU per instance or none are
-                    billed per GPU, in any count on one host, as the catalog prices them.
+                    the machine it rents, G = gpus_per_instance GPUs in one host (or
+                    constraints.instance_gpus), paid whole. A replica of tp x pp GPUs is placed
+                    only on an instance holding all of them (G >= tp x pp: floor(G / (tp pp))
+                    replicas an instance). With constraints.allow_cross_node a replica may
+                    instead span ceil(tp pp / G) instances of a smaller offer: a candidate of its
+                    own (Config.node_gpus = G) whose step time charges the inter-node link
+                    (gpus.yaml network_gb_per_s) for the collectives and pipeline hops that
+                    cross machines. G = 1 is billing per GPU.
     option          one configuration (device, tp, pp, KV dtype, weight dtype) with the offer its
                     hourly replicas are paid at and, for pricing.kind mixed, the offer its
                     reserved (committed) replicas are paid at; its largest per-replica rate in
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from statistics import NormalDist
 
@@ -176,49 +179,86 @@ class Offer:
 
 def instance_size(price: Price, constraints: Constraints) -> int:
     """GPUs per rented instance: the workload's constraints.instance_gpus, else the catalog's
-    gpus_per_instance when above 1, else 1 (billed per GPU)."""
+    gpus_per_instance (1 where its source does not say: the safe rule, prices.yaml)."""
     forced = constraints.instance_size(price.device)
     if forced is not None:
         return forced
-    g = price.gpus_per_instance or 1
-    return g if g > 1 else 1
+    return max(int(price.gpus_per_instance or 1), 1)
 
 
 def device_offers(catalog: Catalog, device: str, *, provider: str, kind: str, role: str, constraints: Constraints) -> list[Offer]:
-    """The offers worth considering for a device: per instance size the cheapest, then an offer
-    is dropped when a smaller instance size dividing it is as cheap per GPU (it packs at least as
-    well). Ordered by instance size."""
+    """The offers worth considering for a device: per instance size, the cheapest per GPU.
+    Ordered by instance size. Which of them a replica may use depends on its shape
+    (offers_for)."""
     best: dict[int, Offer] = {}
     for price in catalog.prices_for(device, provider=provider, kind=kind):  # cheapest first
         g = instance_size(price, constraints)
         if g not in best:
             best[g] = Offer(price=price, instance_gpus=g, role=role)
-    sizes = sorted(best)
-    keep = []
-    for g in sizes:
-        if any(g2 < g and g % g2 == 0 and best[g2].usd_per_gpu_hour <= best[g].usd_per_gpu_hour for g2 in sizes):
-            continue
-        keep.append(best[g])
-    return keep
+    return [best[g] for g in sorted(best)]
 
 
-def offer_fits(offer: Offer, tp: int, constraints: Constraints) -> bool:
-    """A TP group sits inside one instance, unless constraints.allow_cross_node."""
-    return not offer.whole_instances or tp <= offer.instance_gpus or constraints.allow_cross_node
+def offer_fits(offer: Offer, tp: int, pp: int = 1, node_gpus: int = 0) -> bool:
+    """A replica of tp x pp GPUs sits in one instance (G >= tp pp); a cross-node candidate
+    (node_gpus = G) goes only on instances of exactly G GPUs, and only when it needs more than one."""
+    if node_gpus:
+        return offer.instance_gpus == node_gpus and tp * pp > node_gpus
+    return offer.instance_gpus >= tp * pp
 
 
-def slots_per_replica(offer: Offer, tp: int, pp: int, constraints: Constraints) -> float:
+def offers_for(offers: list[Offer], tp: int, pp: int = 1, node_gpus: int = 0) -> list[Offer]:
+    """The offers a replica of this shape may be placed on, less those another fitting offer
+    beats: a smaller instance whose size divides G and is as cheap per GPU packs at least as
+    well (every slot it leaves idle the larger one leaves idle too)."""
+    fit = [o for o in offers if offer_fits(o, tp, pp, node_gpus)]
+    return [
+        o
+        for o in fit
+        if not any(
+            o2.instance_gpus < o.instance_gpus and o.instance_gpus % o2.instance_gpus == 0 and o2.usd_per_gpu_hour <= o.usd_per_gpu_hour for o2 in fit
+        )
+    ]
+
+
+def slots_per_replica(offer: Offer, tp: int, pp: int = 1, node_gpus: int = 0) -> float:
     """GPUs of rented instances one replica takes when packed.
 
-    Per GPU billing: tp x pp. Whole instances of G GPUs: each of the pp TP groups takes a slot of
-    G / floor(G / tp) GPUs (= tp when tp divides G), so a single configuration needs
-    ceil(replicas x pp / floor(G / tp)) instances; with allow_cross_node, groups pack by GPU
-    count (tp x pp). Packing mixed configurations by these slot sizes is exact when the sizes
+    In one machine (G >= tp pp = k): floor(G / k) replicas share an instance, a slot of
+    G / floor(G / k) GPUs each (= k when k divides G), so one configuration needs
+    ceil(replicas / floor(G / k)) instances. Across machines (node_gpus = G < k): ceil(k / G)
+    whole instances. Packing mixed configurations by these slot sizes is exact when the sizes
     divide one another (powers of two, as in every catalog node)."""
-    if not offer.whole_instances or constraints.allow_cross_node:
-        return float(tp * pp)
-    g = offer.instance_gpus
-    return pp * g / (g // tp)
+    g, k = offer.instance_gpus, tp * pp
+    if node_gpus or g < k:
+        return float(math.ceil(k / g) * g)
+    return g / (g // k)
+
+
+def shape_reason(device: str, tp: int, pp: int, offers: list[Offer], kind: str) -> str:
+    """Why no offer holds a replica: the shape, and the largest instance on offer."""
+    shape = f"tp={tp}" + (f" pp={pp}" if pp > 1 else "")
+    largest = max(offers, key=lambda o: (o.instance_gpus, -o.usd_per_gpu_hour))
+    return (
+        f"{device} {shape} needs {tp * pp} GPUs in one machine; the largest {kind} instance on offer holds {largest.instance_gpus} "
+        f"({largest.price.instance_label}); set constraints.allow_cross_node to span machines, or give a larger instance (--prices)"
+    )
+
+
+def shape_note(device: str, tp: int, pp: int, used: Offer, offers: list[Offer]) -> str | None:
+    """When the device's cheapest offer per GPU cannot hold the replica and a larger instance is
+    used instead: 'L40S tp=8: aws g6e.xlarge holds 1 GPU; g6e.48xlarge ($3.766/GPU-h) used'."""
+    same = [o for o in offers if o.role == used.role]
+    if not same:
+        return None
+    cheapest = min(same, key=lambda o: (o.usd_per_gpu_hour, o.instance_gpus))
+    if cheapest.instance_gpus >= tp * pp or cheapest.usd_per_gpu_hour >= used.usd_per_gpu_hour:
+        return None
+    shape = f"tp={tp}" + (f" pp={pp}" if pp > 1 else "")
+    held = f"{cheapest.instance_gpus} GPU" + ("s" if cheapest.instance_gpus != 1 else "")
+    name = used.price.instance or used.price.plan or f"{used.instance_gpus}-GPU instance"
+    if used.price.provider != cheapest.price.provider:
+        name = f"{used.price.provider} {name}"
+    return f"{device} {shape}: {cheapest.price.instance_label} holds {held}; {name} (${used.usd_per_gpu_hour:.3f}/GPU-h) used"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,6 +314,7 @@ class FleetProblem:
     demand_rps: tuple[float, ...]  # per hour: one steady hour, or 24
     max_configurations: int
     constraints: Constraints
+    device_offers: dict = field(default_factory=dict)  # device -> every offer of it (all instance sizes), for notes
 
     @property
     def hours(self) -> int:
@@ -289,7 +330,8 @@ class FleetProblem:
         return self.hours / HOURS_PER_MONTH
 
     def slots(self, option: Option, offer: Offer) -> float:
-        return slots_per_replica(offer, option.config.tp, option.config.pp, self.constraints)
+        c = option.config
+        return slots_per_replica(offer, c.tp, c.pp, getattr(c, "node_gpus", 0))
 
 
 def demand_by_hour(workload: Workload) -> tuple[float, ...]:
@@ -325,9 +367,10 @@ def build_options(
             )
             cache[device] = (hourly, reserved)
         hourly, reserved = cache[device]
-        tp = base.config.tp
-        hourly_fit = [o for o in hourly if offer_fits(o, tp, workload.constraints)]
-        reserved_fit = [o for o in reserved if offer_fits(o, tp, workload.constraints)]
+        cfg = base.config
+        node = getattr(cfg, "node_gpus", 0)
+        hourly_fit = offers_for(hourly, cfg.tp, cfg.pp, node)
+        reserved_fit = offers_for(reserved, cfg.tp, cfg.pp, node)
         # with a reserved offer the reserved count may be 0: an hourly-only twin would be dominated
         if hourly_fit and reserved_fit:
             pairs = [(h, r) for h in hourly_fit for r in reserved_fit]
@@ -344,7 +387,14 @@ def build_problem(workload: Workload, catalog: Catalog, evaluated: list[Evaluate
     ranges = size_ranges(workload.search.size_buckets)
     if by_range is None:
         by_range = evaluate_ranges(workload, catalog, evaluated, ranges)
+    s = workload.search
+    offers = {}
+    for device in s.devices:
+        for kind, role in ((s.pricing, "hourly"), (s.reserved_pricing, "reserved")):
+            if kind:
+                offers.setdefault(device, []).extend(device_offers(catalog, device, provider=s.provider, kind=kind, role=role, constraints=workload.constraints))
     return FleetProblem(
+        device_offers={d: tuple(v) for d, v in offers.items()},
         workload=workload,
         options=tuple(build_options(workload, catalog, by_range)),
         ranges=ranges,

@@ -10,7 +10,15 @@ Two sources, one record (MeasuredRow):
           decode_* layout columns of disaggregated rows, silicon_ttft_ms, silicon_tpot_ms (means, ms)
           and silicon_data_source. Optional extra columns: `concurrency` (overrides the rule below),
           `request_rate_rps` (a rate-based, open-loop measurement), `output_tokens_per_s`
-          (a measured throughput), `kv_dtype`.
+          (a measured throughput), `kv_dtype`, `kind` (concurrency | rate | offline | batch; default:
+          rate when `request_rate_rps` is given, else concurrency), `dataset` (a named length
+          distribution of catalogs/datasets.yaml, e.g. `mlperf-llama2-70b`; then `isl`/`osl` may be
+          empty), `replicas` (independent copies of the layout the measured system ran, e.g. 8 for
+          8 x TP1 on eight GPUs: the system's rate, throughput, clients and samples/s are divided
+          among them), `samples_per_s` (completed requests/s of the system: with a dataset and
+          `output_tokens_per_s` it gives the measured output tokens per request), `ttft_p99_ms`,
+          `tpot_p99_ms`, `max_num_batched_tokens` (the engine's prompt-token budget per step, when the
+          run set it), `notes`.
     YAML  catalogs/measurements/published.yaml: rows copied from ../shared/reference/throughput.yaml
           (MLPerf Offline/Server, trtllm-bench offline, batch-1 sweeps), each with source and quote.
 
@@ -22,7 +30,11 @@ What a row measures (`kind`):
                   (in the shipped CSV this equals the `silicon_concurrency` of every such row).
     rate          an open loop of Poisson arrivals at `request_rate_rps` (MLPerf Server).
     offline       every request queued at once; only throughput is measured (MLPerf Offline,
-                  trtllm-bench throughput).
+                  trtllm-bench throughput). `concurrency`, when given, is the engine's cap on the
+                  running batch (max_num_seqs, MLPerf gpu_batch_size).
+    batch         one wave of N requests (`concurrency`) sent at once and measured to the last:
+                  vLLM's benchmark_throughput / benchmark_latency (--num-prompts N, --batch-size N)
+                  and benchmark_serving at an infinite request rate.
 
 Rows that cannot be modelled are returned with a reason (Skipped), never dropped.
 """
@@ -33,6 +45,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from .catalog import Catalog, Gpu
@@ -40,6 +53,9 @@ from .errors import FieldValueError, InputFileError, SizerError
 from .model import ModelArch
 from .perf import Layout
 from .schema import Fields, read_document
+
+if TYPE_CHECKING:
+    from .workload import LengthDist
 
 # Systems named in aiconfigurator's CSV -> catalog devices.
 SYSTEMS = {
@@ -53,6 +69,12 @@ SYSTEMS = {
     "l40s": "L40S",
     "h20": "H20",
     "mi300x": "MI300X",
+    "mi325x": "MI325X",
+    "mi355x": "MI355X",
+    "h100_pcie": "H100-PCIe",
+    "h100_nvl": "H100-NVL",
+    "l4": "L4",
+    "a100_pcie": "A100-80GB",
 }
 
 # Checkpoints whose architecture is a catalog model's: the weight format is the row's precision.
@@ -113,8 +135,8 @@ class MeasuredRow:
     engine_version: str
     precision: str
     mode: str  # agg | disagg
-    kind: str  # concurrency | rate | offline
-    isl: float
+    kind: str  # concurrency | rate | offline | batch
+    isl: float  # fixed prompt tokens (0 when `dataset` gives the distribution)
     osl: float
     concurrency: float | None = None
     request_rate_rps: float | None = None
@@ -130,8 +152,12 @@ class MeasuredRow:
     tpot_ms: float | None = None  # mean
     ttft_p99_ms: float | None = None
     tpot_p99_ms: float | None = None
-    output_tokens_per_s: float | None = None  # measured, when the source gives it
+    output_tokens_per_s: float | None = None  # measured, when the source gives it (per replica)
     invalid: str | None = None  # a reason the row could not even be read
+    dataset: str | None = None  # a named length distribution (catalogs/datasets.yaml) instead of isl/osl
+    replicas: int = 1  # copies of the layout in the measured system (figures here are per replica)
+    samples_per_s: float | None = None  # completed requests/s (per replica), when the source gives it
+    max_num_batched_tokens: float | None = None  # the engine's prompt-token budget per step, when the source gives it
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -139,7 +165,7 @@ class MeasuredRow:
         N x osl / (TTFT + (osl - 1) x TPOT) from the measured means."""
         if self.output_tokens_per_s is not None:
             return self.output_tokens_per_s
-        if self.kind == "concurrency" and self.concurrency and self.ttft_ms and self.tpot_ms:
+        if self.kind == "concurrency" and self.concurrency and self.ttft_ms and self.tpot_ms and self.osl > 0:
             return self.concurrency * self.osl / ((self.ttft_ms + (self.osl - 1) * self.tpot_ms) / 1000.0)
         return None
 
@@ -149,9 +175,17 @@ class MeasuredRow:
         lay = f"{self.tp}/{self.pp}/{self.attention_dp}/{self.moe_tp}/{self.moe_ep}"
         if self.mode == "disagg" and self.prefill and self.decode:
             lay = f"p{self.prefill.workers}x{self.prefill.layout.label()}/d{self.decode.workers}x{self.decode.layout.label()}"
-        return "|".join(
-            [self.model_id.lower(), self.system.lower(), self.engine, self.precision, self.mode, self.kind, lay, f"{self.isl:g}", f"{self.osl:g}"]
-        )
+        lengths = [self.dataset.lower()] if self.dataset else [f"{self.isl:g}", f"{self.osl:g}"]
+        if self.replicas > 1:
+            lay += f"x{self.replicas}"
+        return "|".join([self.model_id.lower(), self.system.lower(), self.engine, self.precision, self.mode, self.kind, lay, *lengths])
+
+    @property
+    def measured_output_tokens_per_request(self) -> float | None:
+        """Output tokens per completed request as measured (tokens/s over requests/s), when both are given."""
+        if self.output_tokens_per_s and self.samples_per_s:
+            return self.output_tokens_per_s / self.samples_per_s
+        return None
 
     @property
     def family(self) -> str:
@@ -173,6 +207,8 @@ class Resolved:
     prefill_layout: Layout | None = None
     prefill_workers: int = 0
     decode_workers: int = 0
+    prompt: "LengthDist | None" = None  # the dataset's prompt lengths (None: fixed row.isl)
+    output: "LengthDist | None" = None  # its output lengths, scaled to the measured tokens per request
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,7 +221,9 @@ class Skipped:
 # Reading
 # ---------------------------------------------------------------------------------------------
 
-_REQUIRED = ("model_path", "system", "backend", "precision", "isl", "osl")
+_REQUIRED = ("model_path", "system", "backend", "precision")
+_LENGTHS = ("isl", "osl")
+KINDS = ("concurrency", "rate", "offline", "batch")
 _TTFT = ("silicon_ttft_ms", "ttft_ms")
 _TPOT = ("silicon_tpot_ms", "tpot_ms")
 
@@ -218,9 +256,12 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0]}") from None
     cols = set(df.columns)
-    for col in _REQUIRED:
+    for col in _REQUIRED + (() if "dataset" in cols else _LENGTHS):
         if col not in cols:
-            raise FieldValueError(f"{label}: column {col!r}: required column is missing (the columns of ../shared/reference/measured/: {', '.join(_REQUIRED)}, ...)")
+            raise FieldValueError(
+                f"{label}: column {col!r}: required column is missing (the columns of ../shared/reference/measured/: "
+                f"{', '.join(_REQUIRED + _LENGTHS)} (or dataset), ...)"
+            )
     ttft_col = next((c for c in _TTFT if c in cols), None)
     tpot_col = next((c for c in _TPOT if c in cols), None)
     if ttft_col is None and tpot_col is None and "output_tokens_per_s" not in cols:
@@ -236,31 +277,41 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     row_id = get("id") or f"{Path(label).name}:{index + 2}"  # line number (header is line 1)
     mode = (get("mode") or "agg").strip().lower()
     engine = get("backend").strip().lower()
+    dataset = get("dataset").strip() or None
     isl, osl = _num(get("isl")), _num(get("osl"))
     invalid = None
-    if isl is None or isl < 1 or osl is None or osl < 1:
-        invalid = f"isl/osl: expected token counts >= 1, got {get('isl')!r}/{get('osl')!r}"
+    if dataset is None and (isl is None or isl < 1 or osl is None or osl < 1):
+        invalid = f"isl/osl: expected token counts >= 1 (or a dataset), got {get('isl')!r}/{get('osl')!r}"
+    replicas = _int(get("replicas"), 1)
+    if get("replicas").strip() and _num(get("replicas")) is not None and _num(get("replicas")) < 1:
+        invalid = invalid or f"replicas: expected a whole number >= 1, got {get('replicas')!r}"
     rate = _num(get("request_rate_rps"))
     conc = _num(get("concurrency"))
     dp = _int(get("attention_dp_size"), 1)
-    if conc is None:
+    kind = get("kind").strip().lower() or ("rate" if rate is not None and rate > 0 else "concurrency")
+    if kind not in KINDS:
+        invalid = invalid or f"kind: expected one of {', '.join(KINDS)}, got {kind!r}"
+    if conc is None and kind in ("concurrency", "batch"):
         batch = _num(get("batch_size"))
         if batch is not None and batch > 0:
             conc = batch * dp if mode == "agg" else batch
         else:
             m = _CONCURRENCY_IN_SOURCE.search(get("silicon_data_source"))
             conc = float(m.group(1)) if m else None
-    kind = "rate" if rate is not None and rate > 0 else "concurrency"
-    if kind == "concurrency" and (conc is None or conc <= 0):
+    if kind in ("concurrency", "batch") and (conc is None or conc <= 0):
         invalid = invalid or "no concurrency: batch_size (or concurrency) missing and none in silicon_data_source"
+    if kind == "rate" and (rate is None or rate <= 0):
+        invalid = invalid or "kind rate: request_rate_rps missing"
     ttft = _num(get(ttft_col)) if ttft_col else None
     tpot = _num(get(tpot_col)) if tpot_col else None
     thr = _num(get("output_tokens_per_s"))
+    sps = _num(get("samples_per_s"))
     if ttft is None and tpot is None and thr is None:
         invalid = invalid or "no measured TTFT, TPOT or throughput"
     for name, value in (("ttft", ttft), ("tpot", tpot)):
         if value is not None and value <= 0:
             invalid = invalid or f"{name}: expected a positive time in ms, got {value:g}"
+    per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
 
     prefill = decode = None
     if mode == "disagg":
@@ -279,8 +330,8 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         kind=kind,
         isl=isl or 0.0,
         osl=osl or 0.0,
-        concurrency=conc,
-        request_rate_rps=rate,
+        concurrency=per(conc),
+        request_rate_rps=per(rate),
         tp=_int(get("tp_size"), 1),
         pp=_int(get("pp_size"), 1),
         attention_dp=dp,
@@ -291,8 +342,14 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         kv_dtype=(get("kv_dtype").strip().lower() or None),
         ttft_ms=ttft,
         tpot_ms=tpot,
-        output_tokens_per_s=thr,
+        ttft_p99_ms=_num(get("ttft_p99_ms")),
+        tpot_p99_ms=_num(get("tpot_p99_ms")),
+        output_tokens_per_s=per(thr),
         invalid=invalid,
+        dataset=dataset,
+        replicas=replicas,
+        samples_per_s=per(sps),
+        max_num_batched_tokens=_num(get("max_num_batched_tokens")),
     )
 
 
@@ -334,6 +391,9 @@ _PUBLISHED_KEYS = (
     "tpot_p99_ms",
     "kv_dtype",
     "notes",
+    "dataset",
+    "samples_per_s",
+    "engine_version",
 )
 
 
@@ -351,9 +411,12 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         f = Fields(item, label, f"rows[{i}]")
         f.check_keys(_PUBLISHED_KEYS)
         f.string("source")
-        kind = f.string("kind", choices=("concurrency", "rate", "offline"))
+        kind = f.string("kind", choices=KINDS)
         replicas = f.integer("replicas", 1, ge=1)
         thr = f.number("output_tokens_per_s", None, gt=0)
+        per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
+        dataset = f.string("dataset", None)
+        has_lengths = f.number("isl", 0.0) > 0 and f.number("osl", 0.0) > 0
         out.append(
             MeasuredRow(
                 row_id=f.string("id"),
@@ -362,14 +425,14 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 model_id=f.string("model"),
                 system=f.string("system"),
                 engine=f.string("engine", choices=ENGINES),
-                engine_version="",
+                engine_version=str(f.raw.get("engine_version") or ""),
                 precision=f.string("precision"),
                 mode="agg",
                 kind=kind,
                 isl=f.number("isl", 0.0, ge=0),
                 osl=f.number("osl", 0.0, ge=0),
-                concurrency=f.number("concurrency", None, gt=0),
-                request_rate_rps=(f.number("request_rate_rps", None, gt=0) or 0) / replicas or None,
+                concurrency=per(f.number("concurrency", None, gt=0)),
+                request_rate_rps=per(f.number("request_rate_rps", None, gt=0)),
                 tp=f.integer("tp", 1, ge=1),
                 pp=f.integer("pp", 1, ge=1),
                 kv_dtype=f.string("kv_dtype", None),
@@ -377,8 +440,11 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 tpot_ms=f.number("tpot_ms", None, gt=0),
                 ttft_p99_ms=f.number("ttft_p99_ms", None, gt=0),
                 tpot_p99_ms=f.number("tpot_p99_ms", None, gt=0),
-                output_tokens_per_s=thr / replicas if thr else None,
-                invalid=None if f.number("isl", 0.0) > 0 and f.number("osl", 0.0) > 0 else "input/output lengths not given by the source",
+                output_tokens_per_s=per(thr),
+                invalid=None if has_lengths or dataset else "input/output lengths not given by the source (no isl/osl and no dataset)",
+                dataset=dataset,
+                replicas=replicas,
+                samples_per_s=per(f.number("samples_per_s", None, gt=0)),
             )
         )
     return out
@@ -472,6 +538,18 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     model, model_name = found
     if model.model_type in UNMODELLED:
         return Skipped(row=row, reason=f"{model_name}: {UNMODELLED[model.model_type]}")
+    prompt = output = None
+    if row.dataset:
+        from .datasets import dataset
+
+        try:
+            named = dataset(row.dataset, catalog.root)
+        except SizerError as exc:
+            return Skipped(row=row, reason=f"dataset: {exc}")
+        prompt, output = named.prompt, named.output
+        per_request = row.measured_output_tokens_per_request
+        if per_request:
+            output = output.scaled_to_mean(per_request)  # the tokens this run generated per request
     device = SYSTEMS.get(row.system.lower(), row.system)
     try:
         gpu = catalog.gpu(device)
@@ -504,6 +582,8 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             prefill_layout=row.prefill.layout,
             prefill_workers=row.prefill.workers,
             decode_workers=row.decode.workers,
+            prompt=prompt,
+            output=output,
         )
     if row.mode != "agg":
         return Skipped(row=row, reason=f"mode {row.mode!r} not modelled (expected agg or disagg)")
@@ -513,7 +593,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     reason = _layout_reason(model, gpu, lay, row.moe_tp, row.moe_ep)
     if reason:
         return Skipped(row=row, reason=reason)
-    return Resolved(row=row, model=model, model_name=model_name, gpu=gpu, layout=lay, weight_dtype=wd, kv_dtype=kv)
+    return Resolved(row=row, model=model, model_name=model_name, gpu=gpu, layout=lay, weight_dtype=wd, kv_dtype=kv, prompt=prompt, output=output)
 
 
 # ---------------------------------------------------------------------------------------------

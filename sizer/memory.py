@@ -153,13 +153,35 @@ def sequence_bytes_on_stage(kv: StageKv, context_tokens: int, block_size_tokens:
     return block_size_tokens * (blocks * kv.full_bytes_per_token + sliding_blocks * kv.sliding_bytes_per_token)
 
 
-def hybrid_group_layers(kv: StageKv) -> int:
-    """Layers per KV-cache group under vLLM's hybrid allocator (v1/core/kv_cache_utils.py): groups
-    hold equal numbers of layers, as many as the rarer layer kind has; every block id is a page in
-    one tensor per group slot, so the pool divides into blocks of (group size x page) bytes."""
+def hybrid_group_layers(kv: StageKv, prefer_max_within: float = 0.0) -> int:
+    """Layers per KV-cache group under vLLM's hybrid allocator (v1/core/kv_cache_utils.py
+    _get_kv_cache_groups_uniform_page_size): groups hold equal numbers of layers, as many as the rarer
+    layer kind has; every block id is a page in one tensor per group slot, so the pool divides into
+    blocks of (group size x page) bytes. From vLLM 0.18, when the commoner kind has fewer than 1.5 x
+    the rarer's layers, the group is as large as the commoner kind (the rarer padded):
+    `prefer_max_within` = 1.5 then."""
     if kv.full_layers and kv.sliding_layers:
-        return min(kv.full_layers, kv.sliding_layers)
+        small, large = sorted((kv.full_layers, kv.sliding_layers))
+        if prefer_max_within and large < small * prefer_max_within:
+            return large
+        return small
     return kv.full_layers + kv.sliding_layers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineKvReport:
+    """How the engine itself turns its pool into the figures it logs (vLLM V1's hybrid KV manager).
+
+    `prefer_max_within`: group-size rule (hybrid_group_layers). `tokens_rule`: "blocks" (tokens =
+    blocks x block size, V0 and V1 with one group), "blocks_per_group" (vLLM 0.9-0.20 with several
+    groups: num_blocks // groups x block size), "concurrency" (vLLM 0.21+: int(max concurrency x
+    max_model_len)). `max_num_batched_tokens`: the prefill chunk the V1 specs add to a window."""
+
+    hybrid: bool = False
+    prefer_max_within: float = 0.0
+    tokens_rule: str = "blocks"
+    max_num_batched_tokens: int = 0
+    attention_chunk_size: int = 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,6 +227,9 @@ class MemoryBreakdown:
     engine_available_kv_bytes: float
     engine_max_concurrency: float  # the engine's "maximum concurrency for max_model_len tokens"
     sliding_window: int = 0
+    cuda_graph_bytes_per_gpu: float = 0.0  # subtracted from the budget (vLLM >= 0.20), else 0
+    engine_kv_groups: int = 1
+    detail: tuple[tuple[str, str, float], ...] = ()  # (term, how it is made, bytes): the activation and non-torch parts
     notes: tuple[str, ...] = ()
 
     @property
@@ -213,7 +238,13 @@ class MemoryBreakdown:
 
     @property
     def used_bytes(self) -> float:
-        return self.weights_bytes_per_gpu + self.runtime_buffer_bytes_per_gpu + self.activation_bytes_per_gpu + self.runtime_overhead_bytes_per_gpu
+        return (
+            self.weights_bytes_per_gpu
+            + self.runtime_buffer_bytes_per_gpu
+            + self.activation_bytes_per_gpu
+            + self.runtime_overhead_bytes_per_gpu
+            + self.cuda_graph_bytes_per_gpu
+        )
 
 
 def paged_breakdown(
@@ -237,30 +268,51 @@ def paged_breakdown(
     block_size_tokens: int,
     context_tokens: int,
     max_model_len: int,
-    hybrid_groups: bool,
+    hybrid_groups: bool | EngineKvReport,
+    cuda_graph_bytes: float = 0.0,
+    detail: tuple[tuple[str, str, float], ...] = (),
     notes: tuple[str, ...] = (),
 ) -> MemoryBreakdown:
     """Blocks, tokens and concurrency of a paged pool of `pool_bytes` on one GPU.
 
-    `hybrid_groups`: the engine pages sliding-window and full layers from one pool in groups of
-    equal layer count (vLLM V1); otherwise every block holds every layer of the token."""
+    `hybrid_groups`: how the engine reports its pool (EngineKvReport); True is vLLM V1 as of 0.9-0.17,
+    False every block holding every layer of the token."""
+    report = hybrid_groups if isinstance(hybrid_groups, EngineKvReport) else EngineKvReport(hybrid=bool(hybrid_groups), tokens_rule="blocks_per_group" if hybrid_groups else "blocks")
     block_bytes = block_size_tokens * kv.bytes_per_token
     blocks = int(pool_bytes // block_bytes) if pool_bytes > 0 and block_bytes > 0 else 0
     seq_bytes = sequence_bytes_on_stage(kv, context_tokens, block_size_tokens, model.sliding_window)
     concurrency = int(pool_bytes // seq_bytes) if pool_bytes > 0 and seq_bytes > 0 else 0
-    if hybrid_groups and kv.full_layers and kv.sliding_layers:
-        group = hybrid_group_layers(kv)
+    groups = 1
+    if report.hybrid and kv.full_layers and kv.sliding_layers:
+        # vLLM V1 (kv_cache_utils.py get_kv_cache_config_from_groups): blocks of group-size pages;
+        # max concurrency = blocks / the blocks one request of max_model_len may need in every group
+        # (get_max_concurrency_for_kv_cache_config): a full layer cdiv(L, bs) pages, a sliding one
+        # cdiv(min(window - 1 + max_num_batched_tokens, L), bs) + 1 (SlidingWindowSpec), a chunked
+        # local one cdiv(min(chunk + max_num_batched_tokens, L), bs) (ChunkedLocalAttentionSpec).
+        group = hybrid_group_layers(kv, report.prefer_max_within)
         page_bytes = block_size_tokens * kv.bytes_per_token_per_layer
         engine_blocks = int(pool_bytes // (group * page_bytes)) if pool_bytes > 0 else 0
         full_groups = ceil_div(kv.full_layers, group)
         sliding_groups = ceil_div(kv.sliding_layers, group)
-        need = full_groups * blocks_for(max_model_len, block_size_tokens) + sliding_groups * min(
-            blocks_for(max_model_len, block_size_tokens), blocks_for(model.sliding_window, block_size_tokens) + 1
-        )
+        groups = full_groups + sliding_groups
+        t = report.max_num_batched_tokens or max_model_len
+        if report.attention_chunk_size:
+            local_blocks = blocks_for(min(report.attention_chunk_size + t, max_model_len), block_size_tokens)
+        else:
+            local_blocks = blocks_for(min(model.sliding_window - 1 + t, max_model_len), block_size_tokens) + 1
+        need = full_groups * blocks_for(max_model_len, block_size_tokens) + sliding_groups * local_blocks
         engine_concurrency = engine_blocks / need if need else 0.0
+        if report.tokens_rule == "concurrency":
+            engine_tokens = int(engine_concurrency * max_model_len)
+        else:
+            engine_tokens = engine_blocks // groups * block_size_tokens
     else:
         engine_blocks = blocks
-        engine_concurrency = engine_blocks * block_size_tokens / max_model_len if max_model_len else 0.0
+        engine_tokens = blocks * block_size_tokens
+        if report.tokens_rule in ("blocks_per_group", "concurrency") and max_model_len:
+            engine_concurrency = engine_blocks / blocks_for(max_model_len, block_size_tokens)  # V1: whole blocks per request
+        else:
+            engine_concurrency = engine_tokens / max_model_len if max_model_len else 0.0
     return MemoryBreakdown(
         engine=engine,
         engine_version=engine_version,
@@ -288,10 +340,13 @@ def paged_breakdown(
         sequence_bytes_per_gpu=seq_bytes,
         max_concurrency=concurrency,
         engine_gpu_blocks=engine_blocks,
-        engine_kv_tokens=engine_blocks * block_size_tokens,
+        engine_kv_tokens=engine_tokens,
         engine_available_kv_bytes=max(pool_bytes, 0.0),
         engine_max_concurrency=engine_concurrency,
         sliding_window=model.sliding_window,
+        cuda_graph_bytes_per_gpu=cuda_graph_bytes,
+        engine_kv_groups=groups,
+        detail=detail,
         notes=notes,
     )
 

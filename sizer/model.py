@@ -90,6 +90,7 @@ class ModelArch:
     # per-layer attention kind: "full" or "sliding"
     layer_types: tuple[str, ...] = ()
     sliding_window: int = 0
+    attention_chunk_size: int = 0  # > 0: the "sliding" layers are chunked local attention (Llama 4), window = chunk
     # mixture of experts
     num_experts: int = 0
     num_experts_per_tok: int = 0
@@ -104,6 +105,14 @@ class ModelArch:
     kv_cache_quant: str | None = None  # a KV dtype the checkpoint ships scales for
     mtp_layers: int = 0  # multi-token-prediction layers, not loaded unless speculative decoding uses them
     multimodal: bool = False
+    gated_mlp: bool = True  # gate/up/down (SwiGLU, GeGLU); False: fc1/fc2 (Phi-2, GPT-NeoX, StarCoder2)
+    mlp_bias: bool = False
+    vision_params: float = 0.0  # vision tower + projector, loaded on the first pipeline stage
+    # one image at the size that gives the most features (vision_item): pixels of one tile side,
+    # tiles per image, LM tokens per image; 0 where the config does not say
+    vision_image_size: int = 0
+    vision_item_tiles: int = 1
+    vision_item_tokens: int = 0
     published_params: float | None = None
     published_params_source: str | None = None
     notes: tuple[str, ...] = field(default=())
@@ -182,7 +191,11 @@ class ModelArch:
             if self.shared_experts_intermediate_size:
                 out["shared_experts"] = 3 * h * self.shared_experts_intermediate_size / tp
         else:
-            out["mlp"] = 3 * h * self.intermediate_size / tp
+            i = self.intermediate_size
+            mlp = (3 if self.gated_mlp else 2) * h * i
+            if self.mlp_bias:
+                mlp += (2 if self.gated_mlp else 1) * i + h * tp  # column biases split, the row bias whole on every rank
+            out["mlp"] = mlp / tp
         out["norms"] = out.get("norms", 0.0) + 2 * h
         return out
 
@@ -193,9 +206,9 @@ class ModelArch:
         return 0.0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size / tp
 
     def total_params(self) -> float:
-        """All parameters of the served model (MTP layers excluded)."""
+        """All parameters of the served model (MTP layers excluded; a vision tower included)."""
         layers = sum(sum(self.layer_params(i).values()) for i in range(self.num_hidden_layers))
-        return layers + self.embedding_params() + self.lm_head_params() + self.hidden_size
+        return layers + self.embedding_params() + self.lm_head_params() + self.hidden_size + self.vision_params
 
     def active_params_per_token(self) -> float:
         """Parameters a token passes through: all but the routed experts it is not sent to."""
@@ -298,7 +311,7 @@ def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_
 
     for s, layers in enumerate(model.stage_layers(pp)):
         layer_bytes = sum(layer_bytes_of(i) for i in layers)
-        emb = model.embedding_params(tp) * sixteen if s == 0 else 0.0
+        emb = (model.embedding_params(tp) + model.vision_params / tp) * sixteen if s == 0 else 0.0
         head = 0.0
         if s == pp - 1:
             # The last stage holds the final norm and the lm_head; a tied lm_head on a different
@@ -436,6 +449,7 @@ def arch_from_config(
     cfg: dict[str, Any] = dict(raw)
     multimodal = False
     notes: list[str] = []
+    vision_raw = cfg.get("vision_config")
     if isinstance(cfg.get("text_config"), Mapping):
         # Multimodal wrappers (Llama 4, Gemma 3/4, Kimi-K2.5) keep the language model in text_config;
         # the vision/audio towers are not counted.
@@ -445,7 +459,7 @@ def arch_from_config(
             if key in cfg and key not in text:
                 text[key] = cfg[key]
         cfg = text
-        notes.append("multimodal: language model from text_config; vision/audio encoder weights not counted")
+        notes.append("multimodal: language model from text_config")
     for key in _REQUIRED:
         _int(cfg, key, where)
 
@@ -534,8 +548,22 @@ def arch_from_config(
         layer_types = ("sliding",) * layers
     else:
         layer_types = ("full",) * layers
+    chunk = _int(cfg, "attention_chunk_size", where, 0)
+    if chunk and "sliding" not in layer_types:
+        # Llama 4: layers with RoPE attend within chunks of attention_chunk_size tokens; every
+        # no_rope_layer_interval-th layer (NoPE) attends globally (HF Llama4TextConfig no_rope_layers;
+        # vLLM llama4.py Llama4Attention: use_chunked_local_attn = not nope and attention_chunk_size).
+        rope_layers = cfg.get("no_rope_layers")
+        if not (isinstance(rope_layers, list) and len(rope_layers) == layers):
+            interval = _int(cfg, "no_rope_layer_interval", where, 4) or 4
+            rope_layers = [int((i + 1) % interval != 0) for i in range(layers)]
+        layer_types = tuple("sliding" if use_rope else "full" for use_rope in rope_layers)
+        window = chunk
+    else:
+        chunk = 0
     if "sliding" not in layer_types:
         window = 0
+        chunk = 0
 
     dtype_raw = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
     torch_dtype = normalise_dtype(str(dtype_raw))
@@ -543,6 +571,10 @@ def arch_from_config(
     if qnote:
         notes.append(qnote)
     mtp = _int(cfg, "num_nextn_predict_layers", where, 0)
+    vision = _vision_params(vision_raw, raw, hidden) if isinstance(vision_raw, Mapping) else 0.0
+    if vision:
+        notes.append(f"vision tower and projector: {vision / 1e6:,.0f}M parameters, 16-bit, on the first pipeline stage")
+    gated = model_type not in _UNGATED_MLP
     if model_type == "gpt_oss":
         notes.append("attention sinks and expert biases counted")
 
@@ -572,6 +604,7 @@ def arch_from_config(
         rotary_dim=rotary_dim,
         layer_types=layer_types,
         sliding_window=window,
+        attention_chunk_size=chunk,
         num_experts=num_experts,
         num_experts_per_tok=topk,
         moe_intermediate_size=moe_inter if num_experts else 0,
@@ -584,10 +617,107 @@ def arch_from_config(
         kv_cache_quant=kv_quant,
         mtp_layers=mtp,
         multimodal=multimodal,
+        gated_mlp=gated,
+        mlp_bias=bool(cfg.get("mlp_bias", False)) or not gated,
+        vision_params=vision,
+        **(_vision_item(vision_raw, raw) if vision and isinstance(vision_raw, Mapping) else {}),
         published_params=published_params,
         published_params_source=published_params_source,
         notes=tuple(notes),
     )
+
+
+# Architectures whose MLP is two matrices (fc1, activation, fc2) with biases, not gate/up/down
+# (vLLM's PhiMLP, GPTNeoXMLP, Starcoder2MLP, GPTBigCodeMLP ...).
+_UNGATED_MLP = frozenset({"phi", "gpt_neox", "starcoder2", "gpt_bigcode", "gpt2", "gptj", "falcon", "opt", "bloom", "mpt"})
+
+
+def _vision_item(vc: Mapping[str, Any], outer: Mapping[str, Any]) -> dict[str, int]:
+    """The image vLLM's profile run feeds the vision encoder: the size with the most features
+    (each model's get_image_size_with_most_features), as tiles of image_size^2 pixels and the LM
+    tokens they become. Gemma-3: one 896^2 image, mm_tokens_per_image (256) tokens (gemma3_mm.py,
+    pan-and-scan off by default). Llama 4: max_patches (16, image_processor_config, the HF
+    processor's default) tiles plus the global one, each (image / patch)^2 x pixel_shuffle_ratio^2
+    tokens (mllama4.py get_max_num_tiles, 16:1 image). Otherwise one image_size^2 image of
+    (image / patch / spatial merge)^2 tokens (Pixtral: 1,540^2, 3,025 tokens)."""
+    image = vc.get("image_size")
+    patch = vc.get("patch_size") or 14
+    if not isinstance(image, int) or image <= 0 or not isinstance(patch, int):
+        return {}
+    kind = str(outer.get("model_type", ""))
+    tiles, side = 1, image // patch
+    if kind == "gemma3" and isinstance(outer.get("mm_tokens_per_image"), int):
+        tokens = int(outer["mm_tokens_per_image"])
+    elif kind == "llama4":
+        proc = outer.get("image_processor_config") if isinstance(outer.get("image_processor_config"), Mapping) else {}
+        tiles = int(proc.get("max_patches", 16)) + (1 if proc.get("add_global_tile", True) else 0)
+        ratio = vc.get("pixel_shuffle_ratio") or 0.5
+        tokens = tiles * int(side * side * ratio * ratio)
+    else:
+        merge = outer.get("spatial_merge_size")
+        merge = merge if isinstance(merge, int) and merge > 0 else 1
+        tokens = (side // merge) ** 2
+    return {"vision_image_size": image, "vision_item_tiles": tiles, "vision_item_tokens": tokens}
+
+
+def _vision_params(vc: Mapping[str, Any], outer: Mapping[str, Any], text_hidden: int) -> float:
+    """Parameters of a vision tower and its projector into the language model, from vision_config.
+
+    A ViT: per layer attention (q, k, v, o with biases) and an MLP (fc1/fc2 with biases, or a gated
+    SwiGLU without, as Pixtral), two norms; a patch embedding and, where learned, position
+    embeddings. The projector (multi_modal_projector / mm_input_projection) maps the vision width,
+    times the patches merged into one token, to the text width, with a second text-width layer
+    where the architecture has one (LLaVA-NeXT, Mistral-3, Kimi-VL). Checked against vLLM's logged
+    weights of Gemma-3, Mistral-Small-3.1, Granite-Vision and Kimi-VL (tests/test_vllm_logs.py)."""
+
+    def num(*keys, default=0):
+        for k in keys:
+            v = vc.get(k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+                return int(v)
+        return default
+
+    h = num("hidden_size", "width", "embed_dim")
+    layers = num("num_hidden_layers", "depth", "num_layers")
+    if not h or not layers:
+        return 0.0
+    i = num("intermediate_size", default=4 * h)
+    patch = num("patch_size", default=14)
+    channels = num("num_channels", "in_channels", default=3)
+    vtype = str(vc.get("model_type", ""))
+    gated = vtype == "pixtral"
+    attn = 4 * h * h + (0 if gated else 4 * h)
+    mlp = 3 * h * i if gated else 2 * h * i + i + h
+    per_layer = attn + mlp + (2 * h if gated else 4 * h)
+    total = layers * per_layer + channels * patch * patch * h + 2 * h
+    image = num("image_size")
+    if vtype.startswith(("siglip", "clip")) and image:
+        total += (image // patch) ** 2 * h
+    elif vtype == "llama4_vision_model" and image:
+        total += ((image // patch) ** 2 + 1) * h + h  # positional_embedding_vlm (+ class token), class_embedding
+    elif vc.get("init_pos_emb_height"):
+        total += num("init_pos_emb_height") * num("init_pos_emb_width") * h
+    kind = str(outer.get("model_type", ""))
+    merge = outer.get("spatial_merge_size") or (2 if kind == "kimi_vl" else 1)
+    merge = int(merge) ** 2 if isinstance(merge, int) else 4
+    if kind == "gemma3":
+        total += h * text_hidden + h  # mm_input_projection_weight and mm_soft_emb_norm
+    elif kind == "mistral3":
+        total += h * merge * h + h + h * text_hidden + text_hidden * text_hidden  # patch merger, norm, linear_1, linear_2
+    elif kind == "kimi_vl":
+        total += 2 * h * merge + (h * merge) ** 2 + h * merge * text_hidden  # pre-norm, linear_1, linear_2
+    elif kind == "llama4":
+        # vLLM mllama4.py: Llama4VisionPixelShuffleMLP (fc1: h / ratio^2 -> projector_input_dim, fc2: -> projector_output_dim,
+        # no biases) and Llama4MultiModalProjector (vision_output_dim -> text hidden, no bias)
+        ratio = vc.get("pixel_shuffle_ratio") or 0.5
+        shuffled = int(round(h / (ratio * ratio)))
+        p_in, p_out = num("projector_input_dim", default=h), num("projector_output_dim", default=h)
+        total += shuffled * p_in + p_in * p_out + num("vision_output_dim", default=p_out) * text_hidden
+    else:
+        feature_layers = outer.get("vision_feature_layer")
+        n = len(feature_layers) if isinstance(feature_layers, list) else 1
+        total += h * n * text_hidden + text_hidden * text_hidden + 3 * text_hidden  # two-layer projector with biases, image_newline
+    return float(total)
 
 
 _ATTENTION = frozenset({"attention", "attention_kv", "attention_rep"})

@@ -9,7 +9,10 @@ Sets
     R       size ranges r: 0 = every request; with search.size_buckets, one range per bucket of
             the prompt-length distribution, share s_r of the requests (fleet.size_ranges)
     H       hours h: one steady hour, or the 24 hours of traffic.profile
-    F       offers f rented in whole instances of G_f GPUs (gpus_per_instance > 1)
+    F       offers f rented in whole instances of G_f GPUs (gpus_per_instance > 1; an offer of
+            G = 1 is paid per GPU directly). An option is on an offer only when one instance holds
+            its replica (G >= tp pp), or, with constraints.allow_cross_node, when it is a
+            cross-node candidate spanning instances of exactly G GPUs (fleet.offers_for)
 Parameters
     a_or    requests/s one replica of o serves on range r's traffic within every TTFT/TPOT bound
             and the memory ceiling (queueing.max_rate; 0: it cannot serve r)
@@ -65,6 +68,7 @@ import math
 import re
 import warnings
 from dataclasses import dataclass, field, replace
+from datetime import date
 
 import pulp
 
@@ -127,6 +131,11 @@ class Deployment:
     reserved_price: Price | None = None
     instance_gpus: int = 1  # GPUs per rented instance of the hourly (or reserved) offer
     kv_headroom_fraction: float = 0.0  # 1 - p99 running batch / sequences the pool admits, at the load
+    instance_note: str | None = None  # the device's cheapest offer cannot hold the replica: which one is used instead
+
+    @property
+    def price(self) -> Price:
+        return self.candidate.price
 
     @property
     def gpus(self) -> int:
@@ -215,7 +224,25 @@ class Plan:
     size_ranges: tuple[SizeRange, ...] = ()
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
     options_in_program: int = 0
+    as_of: date | None = None  # the date price ages are counted to
+    break_even_usd_per_gpu_hour: float | None = None  # the plan's device's $/GPU-h at which the best plan without it costs the same
+    break_even_device: str | None = None  # the device of that plan
+    break_even_reserved_usd_per_gpu_hour: float | None = None  # mixed pricing: the reserved price at the same scale
+    first_party: "FirstPartyPlan | None" = None  # the best plan on first-party prices, when the plan's own differ
+    price_warnings: tuple[str, ...] = ()
     problem: FleetProblem | None = field(default=None, repr=False, compare=False)
+
+
+PRICE_STALE_DAYS = 90  # a price older than this is flagged
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FirstPartyPlan:
+    """The best plan on first-party prices only (provider_page or user rows), for comparison."""
+
+    cost_usd_per_hour: float
+    cost_usd_per_million_tokens: float
+    deployments: tuple[Deployment, ...]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -905,6 +932,7 @@ class DeploymentSpec:
     reserved_price: Price | None = None
     instance_gpus: int = 1
     tokens_per_s: float | None = None
+    instance_note: str | None = None
 
 
 def build_deployments(catalog: Catalog, specs: list[DeploymentSpec]) -> list[Deployment]:
@@ -945,6 +973,7 @@ def _deployment_at(spec: DeploymentSpec, point, j: int) -> Deployment:
         reserved_price=spec.reserved_price,
         instance_gpus=spec.instance_gpus,
         kv_headroom_fraction=headroom,
+        instance_note=spec.instance_note,
     )
 
 
@@ -984,7 +1013,22 @@ def pool_spec(problem: FleetProblem, pool: Pool) -> DeploymentSpec:
         reserved_price=opt.reserved.price if opt.reserved is not None else None,
         instance_gpus=(opt.hourly or opt.reserved).instance_gpus,
         tokens_per_s=_mean_tokens_per_s(problem),
+        instance_note=_instance_note(problem, opt),
     )
+
+
+def _instance_note(problem: FleetProblem, option: Option) -> str | None:
+    """'L40S tp=8: aws g6e.xlarge holds 1 GPU; g6e.48xlarge ($3.766/GPU-h) used' when the
+    device's cheapest offer per GPU (of the same role, anywhere in the problem) cannot hold the
+    replica."""
+    from .fleet import shape_note
+
+    offer = option.hourly or option.reserved
+    c = option.config
+    offers = {o.key: o for opt in problem.options if opt.device == c.device for o in opt.offers}
+    for o in getattr(problem, "device_offers", {}).get(c.device, ()):
+        offers.setdefault(o.key, o)
+    return shape_note(c.device, c.tp, c.pp, offer, list(offers.values()))
 
 
 def single_spec(problem: FleetProblem, sp: SinglePlan) -> DeploymentSpec:
@@ -1005,6 +1049,7 @@ def single_spec(problem: FleetProblem, sp: SinglePlan) -> DeploymentSpec:
         reserved_price=opt.reserved.price if opt.reserved is not None else None,
         instance_gpus=(opt.hourly or opt.reserved).instance_gpus,
         tokens_per_s=_mean_tokens_per_s(problem),
+        instance_note=_instance_note(problem, opt),
     )
 
 
@@ -1048,14 +1093,20 @@ def plan(
     analyse_constraints: bool = True,
     alternatives: bool = True,
     single_plans: list[SinglePlan] | None = None,
+    as_of: date | None = None,
+    first_party_catalog: Catalog | None = None,
     deadline: Deadline | None = None,
 ) -> Plan:
     """Solve the program over the feasible candidates and assemble the Plan. `problem` reuses a
     fleet problem built earlier (sweeps) and `single_plans` its options' single_plan; `lp_path`
     also writes the program (LP format). Without `analyse_constraints` no constraint is re-solved
-    to tell whether it binds; without `alternatives` the other devices' plans are not built.
+    to tell whether it binds; without `alternatives` neither the other devices' plans, nor the
+    break-even price, nor the plan on first-party prices are built. `as_of`: the date price ages
+    are counted to (default today). `first_party_catalog`: the workload's prices restricted to
+    first-party rows, for the plan on them when the plan's own prices are not all first-party.
     `deadline` (default: `time_limit_s` from now) bounds every solve and re-solve together."""
     deadline = as_deadline(time_limit_s, deadline)
+    as_of = as_of or date.today()
     feasible = [e for e in evaluated if e.feasible]
     rejected = list(device_rejections(evaluated, workload.search.devices))
 
@@ -1074,9 +1125,10 @@ def plan(
         raise nothing_serves()
     if not problem.options:
         raise InfeasibleError(
-            f"{workload.path}: no feasible configuration fits an offer: every feasible tp exceeds the GPUs of the rented "
-            "instances (constraints.instance_gpus / gpus_per_instance in prices.yaml); set constraints.allow_cross_node: true to allow it",
-            tuple((e.config.device, "tp larger than the rented instance") for e in feasible[:1]),
+            f"{workload.path}: no feasible configuration fits an offer: every feasible replica needs more GPUs in one machine than the "
+            "rented instances hold (constraints.instance_gpus / gpus_per_instance in prices.yaml); set constraints.allow_cross_node: true "
+            "to span machines, or give a larger instance with --prices",
+            tuple((e.config.device, "replica larger than the rented instance") for e in feasible[:1]),
         )
     options = program_options(problem)
     plans = single_plans if single_plans is not None else [single_plan(o, problem) for o in problem.options]
@@ -1154,7 +1206,20 @@ def plan(
     why = _why(problem, deployments, alternative_rows, constraints, cost_per_hour, saving, best, idle_cost)
     if not math.isclose(sum(d.cost_usd_per_hour for d in deployments) + idle_cost, cost_per_hour, rel_tol=1e-9, abs_tol=1e-9):
         raise SolverError("internal: the plan's cost does not add up over its pools")
+    break_even = (None, None, None)
+    first_party = None
+    if alternatives:
+        break_even = _break_even(problem, options, plans, solution, deployments, time_limit_s)
+        if first_party_catalog is not None and not all(d.price.first_party and (d.reserved_price is None or d.reserved_price.first_party) for d in deployments):
+            first_party = _first_party_plan(workload, first_party_catalog, evaluated, time_limit_s, cost_per_hour, deployments)
+    warnings_ = _price_warnings(deployments, as_of)
     return Plan(
+        as_of=as_of,
+        break_even_usd_per_gpu_hour=break_even[0],
+        break_even_device=break_even[1],
+        break_even_reserved_usd_per_gpu_hour=break_even[2],
+        first_party=first_party,
+        price_warnings=warnings_,
         status=solution.status,
         workload=workload,
         demand_rps=max(problem.demand_rps),
@@ -1186,6 +1251,98 @@ def plan(
         options_in_program=len(solve_options),
         problem=problem,
     )
+
+
+def _device_cost_usd_per_horizon(problem: FleetProblem, solution: FleetSolution, device: str) -> float:
+    """What the solution pays for one device's GPUs over the horizon: its per-GPU pools and its
+    whole instances (idle GPUs included)."""
+    total = 0.0
+    for h in range(problem.hours):
+        for p in solution.pools:
+            opt = p.option
+            if opt.device != device:
+                continue
+            if opt.reserved is not None and not opt.reserved.whole_instances:
+                total += p.reserved * problem.slots(opt, opt.reserved) * opt.reserved.usd_per_gpu_hour
+            if opt.hourly is not None and not opt.hourly.whole_instances:
+                total += p.hourly[h] * problem.slots(opt, opt.hourly) * opt.hourly.usd_per_gpu_hour
+        for f, reserved, hourly in solution.instances:
+            if f.price.device == device:
+                total += (reserved if f.role == "reserved" else hourly[h]) * f.usd_per_instance_hour
+    return total
+
+
+def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, deployments, time_limit_s):
+    """(break-even $/GPU-h, its device, the reserved $/GPU-h at the same scale): the price of the
+    plan's device (its main pool's) at which the plan costs as much as the best plan without that
+    device. Every price of the device scales by one factor s: the plan then costs
+    s C_d + C_rest (C_d what it pays for the device's GPUs over the horizon, C_rest the rest of a
+    mixed fleet), and the best plan without the device costs C_alt, so s* = (C_alt - C_rest) / C_d
+    and the break-even price is s* x the main pool's $/GPU-h. A daily profile or a mixed fleet:
+    the same on the day's cost. (None, None, None) when no plan without the device exists."""
+    main = deployments[0]
+    device = main.candidate.config.device
+    c_d = _device_cost_usd_per_horizon(problem, solution, device)
+    if c_d <= 0:
+        return None, None, None
+    c_rest = solution.cost_usd_per_horizon - c_d
+    others = tuple(o for o in options if o.device != device)
+    if not others:
+        return None, None, None
+    if problem.max_configurations == 1 and not problem.split:
+        best = cheapest([sp for sp in plans if sp.option.device != device])
+        if best is None:
+            return None, None, None
+        c_alt, alt_device = best.cost_usd_per_horizon, best.option.device
+    else:
+        alt = run_program(build_program(problem, others), time_limit_s)
+        if alt is None or not alt.pools:
+            return None, None, None
+        c_alt = alt.cost_usd_per_horizon
+        alt_device = max(
+            {p.option.device for p in alt.pools}, key=lambda d: (_device_cost_usd_per_horizon(problem, alt, d), d)
+        )
+    scale = (c_alt - c_rest) / c_d
+    price = main.candidate.price.usd_per_gpu_hour
+    reserved = main.reserved_price.usd_per_gpu_hour * scale if main.reserved_price is not None and main.hourly_replicas else None
+    if main.reserved_price is not None and not main.hourly_replicas:
+        price = main.reserved_price.usd_per_gpu_hour
+    return price * scale, alt_device, reserved
+
+
+def _first_party_plan(workload, catalog, evaluated, time_limit_s, cost_per_hour, deployments) -> "FirstPartyPlan | None":
+    """The best plan on first-party prices (provider_page and user rows), when it differs from the
+    plan: same candidates, offers from `catalog`. None when it is the same plan or none exists."""
+    try:
+        fp = plan(workload, catalog, evaluated, time_limit_s=time_limit_s, analyse_constraints=False, alternatives=False)
+    except InfeasibleError:
+        return FirstPartyPlan(cost_usd_per_hour=math.inf, cost_usd_per_million_tokens=math.inf, deployments=())
+
+    def shape(ds):
+        return sorted((d.candidate.config, d.replicas, d.price.provider, round(d.cost_usd_per_hour, 6)) for d in ds)
+
+    if shape(fp.deployments) == shape(deployments):
+        return None
+    return FirstPartyPlan(cost_usd_per_hour=fp.cost_usd_per_hour, cost_usd_per_million_tokens=fp.cost_usd_per_million_tokens, deployments=fp.deployments)
+
+
+def _price_warnings(deployments, as_of: date) -> tuple[str, ...]:
+    """One line per price of the plan a buyer should check first: not first-party, or older than
+    PRICE_STALE_DAYS at `as_of`."""
+    out = []
+    seen = set()
+    for d in deployments:
+        for price in (d.price, d.reserved_price):
+            if price is None or price in seen:
+                continue
+            seen.add(price)
+            what = f"{price.device} at ${price.usd_per_gpu_hour:.2f}/GPU-h ({price.provider} {price.kind})"
+            if not price.first_party:
+                out.append(f"{what} is a {price.source_kind} price, not the provider's own: check it before buying")
+            age = price.age_days(as_of)
+            if age is not None and age > PRICE_STALE_DAYS:
+                out.append(f"{what} was read {price.price_date}, {age} days before {as_of.isoformat()}: older than {PRICE_STALE_DAYS} days")
+    return tuple(out)
 
 
 def _instance_uses(problem: FleetProblem, solution: FleetSolution) -> tuple[InstanceUse, ...]:
@@ -1255,18 +1412,25 @@ def solve(
     *,
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
     lp_path: str | None = None,
+    as_of: date | None = None,
     deadline: Deadline | None = None,
 ) -> Plan:
-    """Evaluate every candidate of the workload's search space and solve the program. Candidates
-    that cannot be their device's cheapest plan stop their rate search early (evaluate_candidates'
-    prune), except when the whole program is written out (`lp_path`). `time_limit_s` bounds the
-    whole of it (a `deadline` set earlier, by the command, takes its place)."""
+    """Evaluate every candidate of the workload's search space and solve the program. The prices
+    are the workload's (workload.priced_catalog: its price files over `catalog`, its providers and
+    min_source_kind). Candidates that cannot be their device's cheapest plan stop their rate search
+    early (evaluate_candidates' prune) -- under the first-party prices too, when the plan on them
+    is to be built -- except when the whole program is written out (`lp_path`). `time_limit_s`
+    bounds the whole of it (a `deadline` set earlier, by the command, takes its place)."""
     from .candidates import evaluate_candidates
+    from .workload import priced_catalog
 
     deadline = as_deadline(time_limit_s, deadline)
     check_context(workload)
-    evaluated = evaluate_candidates(workload, catalog, prune=lp_path is None, deadline=deadline)
-    return plan(workload, catalog, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, deadline=deadline)
+    priced = priced_catalog(workload, catalog)
+    first_party = priced.restricted(min_source_kind="provider_page")
+    first_party = None if first_party.prices == priced.prices else first_party
+    evaluated = evaluate_candidates(workload, priced, prune=lp_path is None, price_views=(first_party,) if first_party is not None else (), deadline=deadline)
+    return plan(workload, priced, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, as_of=as_of, first_party_catalog=first_party, deadline=deadline)
 
 
 def check_context(workload: Workload) -> None:
@@ -1284,7 +1448,9 @@ def check_context(workload: Workload) -> None:
 def write_lp(workload: Workload, catalog: Catalog, path: str) -> None:
     """Write the program (LP format) for inspection."""
     from .candidates import evaluate_candidates
+    from .workload import priced_catalog
 
+    catalog = priced_catalog(workload, catalog)
     evaluated = evaluate_candidates(workload, catalog)
     if not any(e.feasible for e in evaluated):
         raise InfeasibleError(f"{workload.path}: no feasible candidate, no program to write")

@@ -24,6 +24,12 @@ per data-parallel rank b = B / (pp dp) sequences; T = B / pp tokens through each
     stage   = max(t_mem, t_comp) + t_comm
     step    = pp x stage + (pp-1) point-to-point sends + step_overhead + b x sequence_overhead
 
+A replica spanning machines of G GPUs (Layout.node_gpus, constraints.allow_cross_node) sends what
+crosses machines over the inter-node link (gpus.yaml network_gb_per_s, per GPU, at the same
+link_bandwidth_fraction and latency): the TP all-reduces when tp > G (the ring runs at its slowest
+hop), the all-to-all when tp x dp > G, and ceil(tp pp / G) - 1 of the pipeline hops (all of them
+when tp > G).
+
 Prefill of one prompt of P tokens (through every stage; PP does not shorten it):
 
     FLOPs   = P x (dense + expert FLOPs/token) + P^2 / 2 x causal attention FLOPs/token^2
@@ -63,6 +69,7 @@ class Layout:
     pp: int = 1
     dp: int = 1  # attention data-parallel ranks (each holds its own sequences' KV)
     ep: int = 1  # expert-parallel degree inside the tp x dp MoE group
+    node_gpus: int = 0  # 0: every GPU in one machine; G: the replica spans machines of G GPUs (inter-node link)
 
     @property
     def gpus(self) -> int:
@@ -244,6 +251,8 @@ _SHAPE_FIELDS = (
     "expert_peak_flops_per_s",
     "bf16_peak_flops_per_s",
     "link_peak_bytes_per_s",
+    "node_gpus",
+    "network_peak_bytes_per_s",
 )
 
 
@@ -281,6 +290,8 @@ class StepModel:
     expert_peak_flops_per_s: np.ndarray
     bf16_peak_flops_per_s: np.ndarray
     link_peak_bytes_per_s: np.ndarray
+    node_gpus: np.ndarray  # 0: one machine; G: machines of G GPUs, crossed over the inter-node link
+    network_peak_bytes_per_s: np.ndarray  # inter-node link per GPU (gpus.yaml network_gb_per_s)
     # efficiency factors (sizer/efficiency.py), one value per candidate
     hbm_bandwidth_fraction: np.ndarray
     expert_bandwidth_fraction: np.ndarray
@@ -331,6 +342,26 @@ class StepModel:
         return self.link_peak_bytes_per_s * self.link_bandwidth_fraction
 
     @property
+    def _tp_bw(self) -> np.ndarray:
+        """The TP ring's bandwidth: the intra-node link, or the inter-node link where the TP group
+        spans machines (the ring runs at its slowest hop)."""
+        cross = (self.node_gpus > 0) & (self.tp > self.node_gpus)
+        return np.where(cross, self.network_peak_bytes_per_s * self.link_bandwidth_fraction, self._link_bw)
+
+    @property
+    def _moe_bw(self) -> np.ndarray:
+        cross = (self.node_gpus > 0) & (self.tp * self.dp > self.node_gpus)
+        return np.where(cross, self.network_peak_bytes_per_s * self.link_bandwidth_fraction, self._link_bw)
+
+    @property
+    def _crossing_hops(self) -> np.ndarray:
+        """Pipeline hops between machines: every hop when a stage spans machines (tp > G), else
+        one less than the machines the replica fills, ceil(tp pp / G) - 1; 0 in one machine."""
+        g = np.maximum(self.node_gpus, 1)
+        spread = np.where(self.tp > g, self.pp - 1, np.ceil(self.tp * self.pp / g) - 1)
+        return np.where(self.node_gpus > 0, np.minimum(spread, self.pp - 1), 0.0)
+
+    @property
     def _attn_flops(self) -> np.ndarray:
         return self.bf16_peak_flops_per_s * self.attention_compute_fraction
 
@@ -345,7 +376,7 @@ class StepModel:
         after the MLP of every layer, except MoE layers whose tokens move by all-to-all instead."""
         tp = self.tp
         ring = np.where(tp > 1, 2 * (tp - 1) / tp, 0.0)
-        per = np.where(tp > 1, self.link_latency_s, 0.0) + ring * tokens * self.hidden * ACT_BYTES / self._link_bw
+        per = np.where(tp > 1, self.link_latency_s, 0.0) + ring * tokens * self.hidden * ACT_BYTES / self._tp_bw
         count = 2 * layers - np.where(self._moe_comm, moe_layers, 0.0)
         return count * per
 
@@ -353,12 +384,17 @@ class StepModel:
         """Expert-parallel dispatch and combine of each MoE layer (top_k copies of each token)."""
         g = self.tp * self.dp
         share = np.where(g > 1, (g - 1) / np.maximum(g, 1), 0.0)
-        per = self.link_latency_s + tokens_per_gpu * self.top_k * self.hidden * ACT_BYTES * share / self._link_bw
+        per = self.link_latency_s + tokens_per_gpu * self.top_k * self.hidden * ACT_BYTES * share / self._moe_bw
         return np.where(self._moe_comm, 2 * moe_layers * per, 0.0)
 
     def _p2p_s(self, tokens: np.ndarray) -> np.ndarray:
-        hop = self.link_latency_s + tokens * self.hidden * ACT_BYTES / self._link_bw
-        return (self.pp - 1) * hop
+        """Pipeline sends of `tokens` activations: hops inside a machine over the intra-node link,
+        hops between machines (a replica spanning instances) over the inter-node one."""
+        data = tokens * self.hidden * ACT_BYTES
+        cross = self._crossing_hops
+        net = np.where(self.node_gpus > 0, self.network_peak_bytes_per_s * self.link_bandwidth_fraction, self._link_bw)
+        hop = self.link_latency_s + data / self._link_bw
+        return (self.pp - 1) * hop + cross * (data / net - data / self._link_bw)
 
     def _expert_fraction(self, tokens: np.ndarray) -> np.ndarray:
         """Expected fraction of a layer's routed experts a batch of `tokens` tokens touches."""
@@ -435,9 +471,9 @@ class StepModel:
         expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self.compute_fraction)
         ring = np.where(self.tp > 1, 2 * (self.tp - 1) / self.tp, 0.0)
         count = 2 * self.total_layers - np.where(self._moe_comm, self.total_moe_layers, 0.0)
-        comm = count * ring * self.hidden * ACT_BYTES / self._link_bw
+        comm = count * ring * self.hidden * ACT_BYTES / self._tp_bw
         g = self.tp * self.dp
-        a2a = np.where(self._moe_comm, 2 * self.total_moe_layers * self.top_k * self.hidden * ACT_BYTES * (g - 1) / np.maximum(g, 1) / g / self._link_bw, 0.0)
+        a2a = np.where(self._moe_comm, 2 * self.total_moe_layers * self.top_k * self.hidden * ACT_BYTES * (g - 1) / np.maximum(g, 1) / g / self._moe_bw, 0.0)
         return dense / self.dp + expert, (attn + comm) / self.dp + a2a
 
     def prefill_per_token_s(self, mean_prompt_tokens: np.ndarray) -> np.ndarray:
@@ -584,6 +620,8 @@ def build_step_model(
             "expert_peak_flops_per_s": _peak(gpu, s.expert_compute_format),
             "bf16_peak_flops_per_s": _peak(gpu, "bf16"),
             "link_peak_bytes_per_s": gpu.link_bytes_per_s,
+            "node_gpus": layout.node_gpus,
+            "network_peak_bytes_per_s": gpu.network_bytes_per_s or gpu.link_bytes_per_s,
         }
         values.update(_factor_values(table, gpu, eng, wd, model, version or "").as_dict())
         for name, value in values.items():

@@ -6,9 +6,10 @@ over the day. Read here, field by field, for workload.py; used by the fleet prog
                               `output_tokens`): hourly rates and, when given, length percentiles
     constraints               available_gpus, budget_usd_per_hour | budget_usd_per_month,
                               min_replicas, redundancy, allow_cross_node, instance_gpus
-    pricing                   provider and kind (on_demand | reserved_1y | reserved_3y | spot |
+    pricing                   provider(s) and kind (on_demand | reserved_1y | reserved_3y | spot |
                               mixed: a reserved base paid every hour plus on-demand replicas paid
-                              in the hours they run)
+                              in the hours they run); providers, exclude_providers,
+                              min_source_kind and the user's own price files
     search.size_buckets       prompt-length percentiles at which the traffic is split for a mixed
                               fleet (default [50, 90] when search.max_configurations > 1)
 
@@ -43,7 +44,7 @@ CONSTRAINT_KEYS = (
     "allow_cross_node",
     "instance_gpus",
 )
-PRICING_KEYS = ("provider", "kind", "reserved_kind")
+PRICING_KEYS = ("provider", "providers", "exclude_providers", "min_source_kind", "files", "kind", "reserved_kind")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +79,10 @@ class Pricing:
     provider: str = "any"
     kind: str = "on_demand"  # PRICING_KIND_CHOICES
     reserved_kind: str | None = None  # the committed base's kind when kind is "mixed"
+    providers: tuple[str, ...] | None = None  # None: any provider
+    exclude_providers: tuple[str, ...] = ()
+    min_source_kind: str = "provider_page"
+    files: tuple[str, ...] = ()  # the user's price files, resolved against the workload's folder
 
     @property
     def candidate_kind(self) -> str:
@@ -156,9 +161,18 @@ def _device_counts(c: Fields, key: str, catalog, ge: int) -> tuple[tuple[str, in
     return tuple(sorted(out.items()))
 
 
-def parse_pricing(f: Fields, sr: Fields, providers: list[str]) -> Pricing:
+def parse_pricing(f: Fields, sr: Fields, providers: list[str], base_dir: Path | None = None) -> Pricing:
     """Top-level `pricing:`, or the older `search.pricing` / `search.provider` (same meaning).
-    Both spellings at once is refused rather than one silently winning."""
+    Both spellings at once is refused rather than one silently winning.
+
+    pricing.provider (one name, or any) and pricing.providers (a list) choose whose prices are
+    used; pricing.exclude_providers leaves some out. pricing.min_source_kind keeps the rows read at
+    that kind or better (catalog.SOURCE_KINDS): by default provider_page when the providers are
+    `any` (first-party prices only: the provider's own page or API, or the user's), and
+    marketplace (every row) when the workload names its providers. pricing.files: the user's own
+    price files, relative to the workload; `providers` (the catalog's) already holds their rows'
+    providers when the caller laid them over the catalog."""
+    from .catalog import SOURCE_KINDS
     from .errors import UnknownNameError, did_you_mean
 
     p = f.sub("pricing")
@@ -170,20 +184,55 @@ def parse_pricing(f: Fields, sr: Fields, providers: list[str]) -> Pricing:
         kind = p.string("kind", choices=PRICING_KIND_CHOICES)
     else:
         kind = sr.string("pricing", "on_demand", choices=tuple(k for k in PRICING_KIND_CHOICES if k != "mixed"))
-    if p.has("provider"):
-        provider, field = p.string("provider"), "pricing.provider"
+    if p.has("provider") and p.has("providers"):
+        raise p.fail_value("providers", "also given as pricing.provider; keep one (a list of one provider is fine)")
+    if p.has("providers"):
+        chosen, field = p.string_list("providers"), "pricing.providers"
+    elif p.has("provider"):
+        chosen, field = (p.string("provider"),), "pricing.provider"
     else:
-        provider, field = sr.string("provider", "any"), "search.provider"
-    if provider != "any" and provider not in providers:
-        raise UnknownNameError(
-            f"{f.file}: {field}: unknown provider {provider!r}{did_you_mean(provider, providers)}; the catalog has: any, {', '.join(providers)}"
-        )
+        chosen, field = (sr.string("provider", "any"),), "search.provider"
+    if "any" in chosen:
+        if len(chosen) > 1:
+            raise p.fail_value("providers", f"'any' means every provider; list providers or give any, not both (got {list(chosen)})")
+        named = None
+    else:
+        named = tuple(dict.fromkeys(chosen))
+    excluded = p.string_list("exclude_providers", ())
+    for where, names in ((field, named or ()), ("pricing.exclude_providers", excluded)):
+        for i, name in enumerate(names):
+            if name not in providers:
+                idx = f"[{i}]" if where in ("pricing.providers", "pricing.exclude_providers") else ""
+                raise UnknownNameError(
+                    f"{f.file}: {where}{idx}: unknown provider {name!r}{did_you_mean(name, providers)}; the catalog has: any, {', '.join(providers)}"
+                )
+    if named is not None and excluded and set(named) <= set(excluded):
+        raise p.fail_value("exclude_providers", f"excludes every provider named in {field}: no price would be left")
+    min_kind = p.string("min_source_kind", "provider_page" if named is None else "marketplace", choices=SOURCE_KINDS)
+    files: list[str] = []
+    if p.has("files"):
+        for i, name in enumerate(p.string_list("files")):
+            path = Path(name).expanduser()
+            if not path.is_absolute() and base_dir is not None:
+                path = base_dir / path
+            if not path.is_file():
+                raise InputFileError(f"{f.file}: pricing.files[{i}]: no such price file: {path}")
+            files.append(str(path))
     reserved = p.string("reserved_kind", None, choices=RESERVED_KINDS)
     if reserved is not None and kind != "mixed":
         raise p.fail_value("reserved_kind", f"applies to kind mixed only (kind is {kind})")
     if kind == "mixed":
         reserved = reserved or "reserved_1y"
-    return Pricing(provider=provider, kind=kind, reserved_kind=reserved)
+    provider = named[0] if named is not None and len(named) == 1 else "any"
+    return Pricing(
+        provider=provider,
+        kind=kind,
+        reserved_kind=reserved,
+        providers=named,
+        exclude_providers=tuple(dict.fromkeys(excluded)),
+        min_source_kind=min_kind,
+        files=tuple(files),
+    )
 
 
 def parse_size_buckets(sr: Fields, max_configurations: int) -> tuple[float, ...]:

@@ -922,31 +922,116 @@ class LoopResult:
     memory_wait_s: np.ndarray
 
 
-def _steady(step: StepModel, decoding: np.ndarray, isl: np.ndarray, osl: np.ndarray, budget: np.ndarray):
-    """Steady state with `decoding` sequences in decode and a prompt of `isl` tokens prefilled for
-    each one that finishes. Returns (step time = TPOT, completion rate, prefill seconds per prompt,
-    wait + own prefill of a prompt arriving at a random time).
+QUADRATURE_POINTS = 16
+"""Equal-probability points of a dataset's prompt-length distribution over which a request's own
+prefill (its chunks' steps, its attention) is averaged: the mid-quantiles 1/32, 3/32, ... 31/32."""
 
-    Prompts per step m = D / (osl - 1); a step carries prompt tokens with probability
-    p = max(1 - exp(-m), m isl / budget) and then m isl / p of them (perf.StepModel.lumpy_step's
-    composition, with the arrivals per step known)."""
-    ctx = isl + osl / 2  # a decoding sequence is on average half-way through its output
-    steps = np.maximum(osl - 1, 1.0)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowLengths:
+    """The request lengths of each benchmark row (arrays over rows), as the loops use them.
+
+    isl, osl      E[I], E[O]: mean prompt and output tokens per request
+    isl_sq        E[I^2]: the second moment (the M/G/1 wait behind prompts of mixed lengths)
+    isl_attn      E[I^2] / E[I]: the prompt length a prompt *token* belongs to on average (prefill
+                  attention per token grows with its prompt's length)
+    ctx           E[I] + E[O^2] / (2 E[O]): the mean context of a *decoding* sequence (token-step
+                  weighted: long outputs decode for longer), prompt and output independent
+    reserve_ctx   E[I] + E[O^2] / E[O]: the same with the whole output reserved (TRT-LLM)
+    points        (rows, K) equal-probability prompt lengths (K = 1 for fixed lengths)
+
+    Fixed lengths (isl, osl) give isl_sq = isl^2, isl_attn = isl, ctx = isl + osl / 2."""
+
+    isl: np.ndarray
+    osl: np.ndarray
+    isl_sq: np.ndarray
+    isl_attn: np.ndarray
+    ctx: np.ndarray
+    reserve_ctx: np.ndarray
+    points: np.ndarray
+
+    @classmethod
+    def fixed(cls, isl, osl) -> "RowLengths":
+        isl = np.asarray(isl, dtype=float)
+        osl = np.asarray(osl, dtype=float)
+        return cls(isl=isl, osl=osl, isl_sq=isl * isl, isl_attn=isl, ctx=isl + osl / 2, reserve_ctx=isl + osl, points=isl[:, None])
+
+    @classmethod
+    def of(cls, prompts: list, outputs: list, isl, osl) -> "RowLengths":
+        """Rows with a prompt / output distribution (LengthDist) where given, else the fixed lengths."""
+        isl = np.asarray(isl, dtype=float)
+        osl = np.asarray(osl, dtype=float)
+        if not any(p is not None or o is not None for p, o in zip(prompts, outputs)):
+            return cls.fixed(isl, osl)
+        k = QUADRATURE_POINTS
+        q = (np.arange(k) + 0.5) / k * 100.0
+        e_i, e_i2, e_o, e_o2 = (np.empty(len(isl)) for _ in range(4))
+        pts = np.empty((len(isl), k))
+        for r, (p, o) in enumerate(zip(prompts, outputs)):
+            if p is not None:
+                e_i[r], e_i2[r] = p.mean, p.mean_square
+                pts[r] = [p.quantile(x) for x in q]
+            else:
+                e_i[r], e_i2[r], pts[r] = isl[r], isl[r] ** 2, isl[r]
+            if o is not None:
+                e_o[r], e_o2[r] = o.mean, o.mean_square
+            else:
+                e_o[r], e_o2[r] = osl[r], osl[r] ** 2
+        return cls(isl=e_i, osl=e_o, isl_sq=e_i2, isl_attn=e_i2 / e_i, ctx=e_i + e_o2 / (2 * e_o), reserve_ctx=e_i + e_o2 / e_o, points=pts)
+
+    def take(self, idx) -> "RowLengths":
+        return RowLengths(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+
+
+def _own_prefill_s(step: StepModel, decoding: np.ndarray, ctx: np.ndarray, x: np.ndarray, points: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mean time from a prompt's first chunk to its first token: ceil(P / b) mixed steps, each with
+    the decoding batch, the other prompts' tokens of the step (x) and the prompt's own chunk,
+    averaged over the quadrature points P of the prompt length."""
+    if points.shape[1] == 1:
+        p = points[:, 0]
+        chunks = np.ceil(p / b)
+        return chunks * step.mixed_parts(decoding, ctx, np.minimum(x + p / chunks, np.maximum(b, p / chunks)), p)
+    col = step.column()
+    p = points
+    bb = b[:, None]
+    chunks = np.ceil(p / bb)
+    own = chunks * col.mixed_parts(decoding[:, None], ctx[:, None], np.minimum(x[:, None] + p / chunks, np.maximum(bb, p / chunks)), p)
+    return own.mean(axis=1)
+
+
+def _steady(step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: np.ndarray, with_ttft: bool = True, arrival_scv: float = 1.0):
+    """Steady state with `decoding` sequences in decode and a prompt prefilled for each one that
+    finishes. Returns (step time = TPOT, completion rate, prefill seconds per prompt, wait + own
+    prefill of a prompt arriving at a random time; None unless `with_ttft`).
+
+    Prompts per step m = D / (E[O] - 1); a step carries prompt tokens with probability
+    p = max(1 - exp(-m), m E[I] / budget) and then m E[I] / p of them (perf.StepModel.lumpy_step's
+    composition, with the arrivals per step known). The wait behind the prompts ahead is the
+    G/G/1 (Kingman) mean rho / (1 - rho) x (c_a^2 + c_s^2) / 2 x E[S], S = I x c (c the replica
+    seconds per prompt token), c_s^2 = E[I^2] / E[I]^2 - 1 the prompt work's squared coefficient
+    of variation and c_a^2 = `arrival_scv` the arrivals': 1 for Poisson arrivals (MLPerf Server;
+    it is then the Pollaczek-Khinchine mean), 0 for a closed loop's clients, whose next prompts
+    follow their completions, spaced as their own prompts were served."""
+    L = lengths
+    ctx = L.ctx
+    steps = np.maximum(L.osl - 1, 1.0)
     m = decoding / steps
-    x = m * isl
+    x = m * L.isl
     b = np.maximum(budget, 1.0)
     p = np.clip(np.maximum(1 - np.exp(-m), x / b), 1e-12, 1.0)
-    f0 = step.mixed_parts(decoding, ctx, np.zeros_like(x), isl)
-    f1 = step.mixed_parts(decoding, ctx, np.minimum(x / p, b), isl)
+    f0 = step.mixed_parts(decoding, ctx, np.zeros_like(x), L.isl_attn)
+    f1 = step.mixed_parts(decoding, ctx, np.minimum(x / p, b), L.isl_attn)
     t = (1 - p) * f0 + p * f1
     rate = decoding / (steps * t)
-    pf = isl * step.prefill_per_token_s(isl)  # replica seconds of prompt work per request
-    chunks = np.ceil(isl / b)
-    own = chunks * step.mixed_parts(decoding, ctx, np.minimum(x + isl / chunks, np.maximum(b, isl / chunks)), isl)
+    pf = L.isl * step.prefill_per_token_s(L.isl_attn)  # replica seconds of prompt work per request
+    if not with_ttft:
+        return t, rate, pf, None
+    own = _own_prefill_s(step, decoding, ctx, x, L.points, b)
     rho = np.minimum(rate * pf, 0.999)
     # admission: the scheduler takes a new request into a step `admission_steps` steps after it
-    # arrives (the step under way, and the one already being planned); then the prompts ahead (M/D/1)
-    wait = step.admission_steps * t + rho / (2 * (1 - rho)) * pf
+    # arrives (the step under way, and the one already being planned); then the prompts ahead (M/G/1)
+    cs2 = np.maximum(L.isl_sq / np.maximum(L.isl * L.isl, 1e-9) - 1.0, 0.0)
+    wait = step.admission_steps * t + rho / (1 - rho) * (arrival_scv + cs2) / 2 * pf
     return t, rate, pf, wait + own
 
 
@@ -959,32 +1044,33 @@ def closed_loop(
     budget: np.ndarray,
     burst: bool = True,
     iterations: int = 60,
+    lengths: RowLengths | None = None,
 ) -> LoopResult:
-    """Means of a closed-loop benchmark: N clients, fixed isl/osl, each sending its next request
-    when the last completes (burst=False: no wave arrives at once, as when every request is
-    queued from the start).
+    """Means of a closed-loop benchmark: N clients, each sending its next request when the last
+    completes (burst=False: no wave arrives at once, as when every request is queued from the
+    start). Lengths: fixed isl/osl, or `lengths` (a dataset's distributions, RowLengths).
 
     The replica holds n = min(N, capacity) sequences (capacity: what its KV pool admits); the rest
     wait for memory. With D sequences decoding, a step lasts t(D) (perf.StepModel.decode_parts,
-    plus the compute of the D/(osl-1) prompts prefilled per step), the replica completes
-    r = D / ((osl-1) t) requests/s, a prompt arriving at a random time waits for the step under way
-    and the prompts ahead (M/D/1) and is prefilled in ceil(isl / budget) steps. A share
+    plus the compute of the D/(E[O]-1) prompts prefilled per step), the replica completes
+    r = D / ((E[O]-1) t) requests/s, a prompt arriving at a random time waits for the step under
+    way and the prompts ahead (M/G/1) and is prefilled in ceil(I / budget) steps. A share
     `burst_fraction` of requests belongs to waves that arrive at once: their prompts queue one
-    behind another, (n + 1)/2 prompts' prefill on average. D solves n = r x (TTFT + (osl-1) t) (bisection; both sides grow with D). Clients
-    beyond n wait (N - n)/r for memory (Little's law on the waiting room)."""
+    behind another, (n + 1)/2 prompts' prefill on average. D solves n = r x (TTFT + (E[O]-1) t)
+    (bisection; both sides grow with D). Clients beyond n wait (N - n)/r for memory (Little's law
+    on the waiting room)."""
+    L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_clients = np.asarray(concurrency, dtype=float)
-    isl = np.asarray(isl, dtype=float)
-    osl = np.asarray(osl, dtype=float)
     admitted = np.maximum(np.minimum(n_clients, np.floor(capacity)), 1.0)
     share = step.burst_fraction if burst else np.zeros_like(n_clients)
-    steps = np.maximum(osl - 1, 1.0)
+    steps = np.maximum(L.osl - 1, 1.0)
     # The first wave: prompts prefilled back to back in steps of `budget` prompt tokens.
-    full = np.minimum(budget, isl * admitted)
-    per_prompt_burst = step.mixed_parts(np.ones_like(n_clients), isl, full, isl) * isl / np.maximum(full, 1.0)
-    t1_w, t1_g, rest1 = step.step_parts(np.ones_like(n_clients), isl)
+    full = np.minimum(budget, L.isl * admitted)
+    per_prompt_burst = step.mixed_parts(np.ones_like(n_clients), L.isl, full, L.isl_attn) * L.isl / np.maximum(full, 1.0)
+    t1_w, t1_g, rest1 = step.step_parts(np.ones_like(n_clients), L.isl)
 
     def ttft_of(decoding):
-        t, rate, pf, ttft_steady = _steady(step, decoding, isl, osl, budget)
+        t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0)
         burst_ttft = (admitted + 1) / 2 * per_prompt_burst + np.maximum(t1_w, t1_g) + rest1
         ttft = ttft_steady + np.maximum(burst_ttft - ttft_steady, 0.0) * share + step.request_overhead_s
         return t, rate, ttft
@@ -1003,7 +1089,7 @@ def closed_loop(
     return LoopResult(
         ttft_s=ttft + memory_wait,
         tpot_s=t,
-        output_tokens_per_s=rate * osl,
+        output_tokens_per_s=rate * L.osl,
         rate_rps=rate,
         decoding=decoding,
         admitted=admitted,
@@ -1011,30 +1097,30 @@ def closed_loop(
     )
 
 
-def open_loop(step: StepModel, rate_rps: np.ndarray, isl: np.ndarray, osl: np.ndarray, budget: np.ndarray, iterations: int = 60) -> LoopResult:
-    """Means under Poisson arrivals at `rate_rps` with fixed isl/osl (MLPerf Server): the decode
-    population D solves D = rate x (osl-1) x t(D) (bisection); TTFT as in the closed loop's steady
-    state. Rows the rate saturates get inf."""
+def open_loop(
+    step: StepModel, rate_rps: np.ndarray, isl: np.ndarray, osl: np.ndarray, budget: np.ndarray, iterations: int = 60, lengths: RowLengths | None = None
+) -> LoopResult:
+    """Means under Poisson arrivals at `rate_rps` (MLPerf Server), fixed isl/osl or `lengths`: the
+    decode population D solves D = rate x (E[O]-1) x t(D) (bisection); TTFT as in the closed
+    loop's steady state. Rows the rate saturates get inf."""
+    L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     lam = np.asarray(rate_rps, dtype=float)
-    isl = np.asarray(isl, dtype=float)
-    osl = np.asarray(osl, dtype=float)
-    steps = np.maximum(osl - 1, 1.0)
     lo = np.zeros_like(lam)
     hi = np.full_like(lam, 1e6)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        t, rate, _, _ = _steady(step, mid, isl, osl, budget)
+        t, rate, _, _ = _steady(step, mid, L, budget, with_ttft=False)
         over = rate > lam  # D large enough to complete faster than arrivals
         hi = np.where(over, mid, hi)
         lo = np.where(over, lo, mid)
     decoding = 0.5 * (lo + hi)
-    t, rate, pf, ttft = _steady(step, decoding, isl, osl, budget)
+    t, rate, pf, ttft = _steady(step, decoding, L, budget)
     ok = (rate >= lam * 0.999) & (lam * pf < 1)
     ttft = np.where(ok, ttft + step.request_overhead_s, np.inf)
     return LoopResult(
         ttft_s=ttft,
         tpot_s=np.where(ok, t, np.inf),
-        output_tokens_per_s=np.where(ok, lam * osl, rate * osl),
+        output_tokens_per_s=np.where(ok, lam * L.osl, rate * L.osl),
         rate_rps=lam,
         decoding=decoding,
         admitted=decoding,
@@ -1042,7 +1128,50 @@ def open_loop(step: StepModel, rate_rps: np.ndarray, isl: np.ndarray, osl: np.nd
     )
 
 
-def offline(step: StepModel, isl: np.ndarray, osl: np.ndarray, capacity: np.ndarray, budget: np.ndarray) -> LoopResult:
+def offline(
+    step: StepModel, isl: np.ndarray, osl: np.ndarray, capacity: np.ndarray, budget: np.ndarray, lengths: RowLengths | None = None
+) -> LoopResult:
     """Throughput with every request queued at once (MLPerf Offline, trtllm-bench): a closed loop
     of as many clients as the replica admits, with no first-wave burst."""
-    return closed_loop(step, np.floor(np.maximum(capacity, 1.0)), isl, osl, capacity, budget, burst=False)
+    return closed_loop(step, np.floor(np.maximum(capacity, 1.0)), isl, osl, capacity, budget, burst=False, lengths=lengths)
+
+
+def batch_wave(
+    step: StepModel, requests: np.ndarray, isl: np.ndarray, osl: np.ndarray, capacity: np.ndarray, budget: np.ndarray, lengths: RowLengths | None = None
+) -> LoopResult:
+    """One wave of N requests sent at once and measured to the last (vLLM benchmark_throughput
+    --num-prompts N, benchmark_latency --batch-size N, benchmark_serving at an infinite rate).
+
+    The replica admits n = min(N, capacity) at a time, in N / n waves. A wave's prompts,
+    n x E[I] tokens, are prefilled in k = ceil(n E[I] / budget) full steps (one decoding sequence's
+    weights, the step's prompt GEMMs and attention); then the wave decodes E[O] - 1 steps of
+    t(n) at the mean running context. The mean request's first token comes (k + 1) / 2 prefill
+    steps into its wave, plus half the earlier waves; throughput is N E[O] over the waves' time.
+    A request whose prompt is prefilled early decodes its next tokens only in steps that also
+    carry the later prompts (prefill-first scheduling runs them before any decode; chunked
+    prefill mixes them into every step), so its mean TPOT adds (k - 1) / 2 prefill steps spread
+    over its E[O] - 1 output steps."""
+    L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
+    n_req = np.maximum(np.asarray(requests, dtype=float), 1.0)
+    admitted = np.maximum(np.minimum(n_req, np.floor(capacity)), 1.0)
+    waves = n_req / admitted
+    b = np.maximum(budget, 1.0)
+    tokens = admitted * L.isl
+    k = np.ceil(tokens / b)
+    full = np.minimum(b, tokens)
+    prefill_step = step.mixed_parts(np.ones_like(n_req), L.isl, full, L.isl_attn)
+    t_w, t_g, rest = step.step_parts(admitted, L.ctx)
+    t = np.maximum(t_w, t_g) + rest
+    wave_s = k * prefill_step + np.maximum(L.osl - 1, 0.0) * t
+    ttft = (k + 1) / 2 * prefill_step + step.request_overhead_s + (waves - 1) / 2 * wave_s
+    elapsed = waves * wave_s + prefill_step
+    tpot = t + (k - 1) / 2 * prefill_step / np.maximum(L.osl - 1, 1.0)
+    return LoopResult(
+        ttft_s=ttft,
+        tpot_s=tpot,
+        output_tokens_per_s=n_req * L.osl / elapsed,
+        rate_rps=n_req / elapsed,
+        decoding=admitted,
+        admitted=admitted,
+        memory_wait_s=(waves - 1) / 2 * wave_s,
+    )

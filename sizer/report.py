@@ -123,7 +123,7 @@ def _admission_fields(e) -> dict[str, Any]:
     return out
 
 
-def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True) -> dict[str, Any]:
+def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True, as_of=None) -> dict[str, Any]:
     e = d.candidate
     m = e.memory
     concurrency = getattr(e, "max_concurrency", None)
@@ -161,10 +161,17 @@ def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True) -> dict[
         "price_plan": e.price.plan,
         "price_date": e.price.price_date,
         "price_source": e.price.source,
-        "instance_gpus": d.instance_gpus,
+        "price_source_kind": e.price.source_kind,
+        "price_age_days": None if as_of is None else e.price.age_days(as_of),
+        "instance": e.price.instance,
+        "instance_gpus": int(d.instance_gpus),
+        "instance_note": d.instance_note,
+        "node_gpus": e.config.node_gpus or None,
         "reserved_usd_per_gpu_hour": d.reserved_price.usd_per_gpu_hour if d.reserved_price else None,
         "reserved_provider": d.reserved_price.provider if d.reserved_price else None,
         "reserved_pricing": d.reserved_price.kind if d.reserved_price else None,
+        "reserved_price_source_kind": d.reserved_price.source_kind if d.reserved_price else None,
+        "reserved_price_age_days": d.reserved_price.age_days(as_of) if d.reserved_price and as_of is not None else None,
         "hourly_replicas": list(d.hourly_replicas) if len(d.hourly_replicas) > 1 else None,
         "launch_command": d.launch_command,
     }
@@ -194,7 +201,15 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "context_tokens": w.context_tokens,
             "output_tokens_per_s": _r(plan.output_tokens_per_s, 3),
             "slo": {"ttft_s": dict(w.slo.ttft_s), "tpot_s": dict(w.slo.tpot_s)},
-            "pricing": {"provider": plan.provider, "kind": plan.pricing_kind, "reserved_kind": w.search.reserved_pricing},
+            "pricing": {
+                "provider": plan.provider,
+                "providers": list(w.search.providers) if w.search.providers is not None else None,
+                "exclude_providers": list(w.search.exclude_providers),
+                "min_source_kind": w.search.min_source_kind,
+                "files": list(w.search.price_files),
+                "kind": plan.pricing_kind,
+                "reserved_kind": w.search.reserved_pricing,
+            },
             "max_configurations": w.search.max_configurations,
             "size_buckets": list(w.search.size_buckets),
             "constraints": {
@@ -219,8 +234,14 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "best_single_cost_usd_per_hour": _r_opt(plan.best_single_cost_usd_per_hour, _MONEY_DIGITS),
         "binding": plan.binding,
         "why": plan.why,
-        "deployments": [deployment_to_dict(d) for d in plan.deployments],
-        "alternatives": [deployment_to_dict(d) for d in plan.alternatives],
+        "as_of": plan.as_of.isoformat() if plan.as_of else None,
+        "break_even_usd_per_gpu_hour": _r_opt(plan.break_even_usd_per_gpu_hour, _MONEY_DIGITS),
+        "break_even_device": plan.break_even_device,
+        "break_even_reserved_usd_per_gpu_hour": _r_opt(plan.break_even_reserved_usd_per_gpu_hour, _MONEY_DIGITS),
+        "price_warnings": list(plan.price_warnings),
+        "first_party_plan": _first_party_dict(plan),
+        "deployments": [deployment_to_dict(d, as_of=plan.as_of) for d in plan.deployments],
+        "alternatives": [deployment_to_dict(d, as_of=plan.as_of) for d in plan.alternatives],
         "rejected": [{"device": r.device, "stage": r.stage, "reason": r.reason} for r in plan.rejected],
         "constraints": [
             {"name": r.name, "value": r.value, "binding": r.binding, "cost_without_usd_per_hour": _r_opt(r.cost_without_usd_per_hour, _MONEY_DIGITS), "note": r.note}
@@ -261,6 +282,33 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     return out
 
 
+def _first_party_dict(plan: Plan) -> dict[str, Any] | None:
+    fp = plan.first_party
+    if fp is None:
+        return None
+    if not fp.deployments:
+        return {"feasible": False, "cost_usd_per_hour": None, "cost_usd_per_million_tokens": None, "deployments": []}
+    return {
+        "feasible": True,
+        "cost_usd_per_hour": _r(fp.cost_usd_per_hour, _MONEY_DIGITS),
+        "cost_usd_per_million_tokens": _r(fp.cost_usd_per_million_tokens, _MONEY_DIGITS),
+        "deployments": [deployment_to_dict(d, as_of=plan.as_of) for d in fp.deployments],
+    }
+
+
+_SHORT_KIND = {"provider_page": "page", "secondary": "secondary", "marketplace": "market", "user": "user"}
+
+
+def price_cell(d: dict[str, Any]) -> str:
+    """The table's price column: where the price was read and its age, '!' when a buyer should
+    check it first (not first-party, or older than 90 days)."""
+    kind = d.get("price_source_kind")
+    age = d.get("price_age_days")
+    flag = kind not in ("provider_page", "user") or (age is not None and age > 90)
+    text = _SHORT_KIND.get(kind, str(kind)) + (f" {age}d" if age is not None else "")
+    return text + (" !" if flag else "")
+
+
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"  # NaN and inf are not JSON
 
@@ -275,6 +323,8 @@ _TABLE_COLUMNS: list[Column] = [
     ("gpus", "gpus", ""),
     ("usd_per_gpu_hour", "$/GPU-h", "{:.2f}"),
     ("provider", "provider", ""),
+    ("instance_gpus", "GPUs/inst", ""),
+    ("price_cell", "price", ""),
     ("cost_usd_per_hour", "$/hour", "{:,.2f}"),
     ("cost_usd_per_million_tokens", "$/M tok", "{:,.3f}"),
     ("load_rps_per_replica", "req/s/rep", "{:.2f}"),
@@ -350,7 +400,13 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     )
     pricing = w["pricing"]
     kind = pricing["kind"] + (f" ({pricing['reserved_kind']} base + on_demand by the hour)" if pricing["kind"] == "mixed" else "")
-    lines.append(f"pricing   {kind}, provider {pricing['provider']}")
+    who = "provider " + (", ".join(pricing["providers"]) if pricing["providers"] else "any")
+    if pricing["exclude_providers"]:
+        who += f" less {', '.join(pricing['exclude_providers'])}"
+    sources = {"provider_page": "first-party prices only", "user": "your own prices only", "secondary": "first-party and secondary prices",
+               "marketplace": "every price"}[pricing["min_source_kind"]]
+    files = f"; your prices: {', '.join(pricing['files'])}" if pricing["files"] else ""
+    lines.append(f"pricing   {kind}, {who}, {sources} (min_source_kind {pricing['min_source_kind']}){files}; ages to {data['as_of']}")
     given = [f"{r.name.split('.', 1)[1]} {r.value}" for r in plan.constraints]
     if given:
         lines.append(f"limits    {'; '.join(given)}")
@@ -380,13 +436,43 @@ def _plan_summary(plan: Plan, data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _price_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
+    """Under PLAN: the break-even price, the prices to check first, the plan on first-party
+    prices when it differs, and instances larger than the cheapest offer."""
+    lines = []
+    if data["break_even_usd_per_gpu_hour"] is not None:
+        main = data["deployments"][0]
+        reserved = data["break_even_reserved_usd_per_gpu_hour"]
+        extra = f" on demand (${reserved:,.2f} reserved)" if reserved is not None else ""
+        lines.append(f"BREAK-EVEN {main['device']} wins while it costs under ${data['break_even_usd_per_gpu_hour']:,.2f}/GPU-h{extra}; then {data['break_even_device']}")
+    for text in data["price_warnings"]:
+        lines.append(f"CHECK     {text}")
+    fp = data["first_party_plan"]
+    if fp is not None:
+        if not fp["feasible"]:
+            lines.append("FIRST-PARTY no plan on first-party prices alone")
+        else:
+            parts = ", ".join(f"{d['replicas']} x {d['device']} tp={d['tp']} pp={d['pp']} ({d['provider']} ${d['usd_per_gpu_hour']:.2f}/GPU-h)" for d in fp["deployments"])
+            lines.append(f"FIRST-PARTY ${fp['cost_usd_per_hour']:,.2f}/hour  ${fp['cost_usd_per_million_tokens']:,.3f}/M tok: {parts}")
+    return lines
+
+
+def _with_price_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "price_cell": price_cell(r)} for r in rows]
+
+
 def plan_table(plan: Plan) -> str:
     data = plan_to_dict(plan)
     out = io.StringIO()
     out.write("\n".join(_plan_header(plan, data)) + "\n\n")
     out.write("\n".join(_plan_summary(plan, data)) + "\n")
-    out.write(text_table(data["deployments"], _plan_columns(plan)) + "\n")
+    for line in _price_lines(plan, data):
+        out.write(line + "\n")
+    out.write(text_table(_with_price_cells(data["deployments"]), _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
+    for d in data["deployments"] + data["alternatives"]:
+        if d["instance_note"]:
+            out.write(f"instance  {d['instance_note']}\n")
     for d in data["deployments"]:
         out.write(f"launch    {d['launch_command']}\n")
     if data["constraints"]:
@@ -397,7 +483,7 @@ def plan_table(plan: Plan) -> str:
         out.write("\nSCHEDULE\n" + text_table(data["schedule"], _SCHEDULE_COLUMNS))
     if data["alternatives"]:
         out.write("\nBEST ON OTHER DEVICES\n")
-        out.write(text_table(data["alternatives"], _plan_columns(plan)))
+        out.write(text_table(_with_price_cells(data["alternatives"]), _plan_columns(plan)))
     if data["rejected"]:
         out.write("\nREJECTED\n")
         for r in data["rejected"]:
@@ -409,9 +495,9 @@ def plan_markdown(plan: Plan) -> str:
     data = plan_to_dict(plan)
     out = io.StringIO()
     out.write(f"# sizer plan: {data['workload']['name']}\n\n")
-    for line in _plan_header(plan, data) + [""] + _plan_summary(plan, data):
+    for line in _plan_header(plan, data) + [""] + _plan_summary(plan, data) + _price_lines(plan, data):
         out.write(f"    {line}\n" if line else "\n")
-    out.write("\n## Plan\n\n" + markdown_table(data["deployments"], _plan_columns(plan)))
+    out.write("\n## Plan\n\n" + markdown_table(_with_price_cells(data["deployments"]), _plan_columns(plan)))
     out.write(f"\n{plan.why}\n")
     out.write("\n```\n" + "\n".join(d["launch_command"] for d in data["deployments"]) + "\n```\n")
     for title, key, cols in (
@@ -421,7 +507,7 @@ def plan_markdown(plan: Plan) -> str:
         ("Best on other devices", "alternatives", _plan_columns(plan)),
     ):
         if data[key]:
-            out.write(f"\n## {title}\n\n" + markdown_table(data[key], cols))
+            out.write(f"\n## {title}\n\n" + markdown_table(_with_price_cells(data[key]) if key == "alternatives" else data[key], cols))
     if data["rejected"]:
         out.write("\n## Rejected\n\n" + markdown_table(data["rejected"], [("device", "device", ""), ("reason", "reason", "")]))
     return out.getvalue()
@@ -492,6 +578,9 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
         "max_num_seqs": x.engine_defaults.max_num_seqs,
         "max_num_batched_tokens": x.engine_defaults.max_num_batched_tokens,
         "launch_command": x.launch_command,
+        "engine_log": list(x.engine_log),
+        "cuda_graph_bytes_per_gpu": int(round(m.cuda_graph_bytes_per_gpu)),
+        "memory_terms": [{"term": t, "how": h, "bytes": int(round(b))} for t, h, b in m.detail],
         "lines": [{"label": ln.label, "formula": ln.formula, "value": ln.value} for ln in x.lines],
     }
 
@@ -507,6 +596,10 @@ def explanation_table(x: Explanation) -> str:
         out.write(f"  {ln.label:<{width}}  {ln.value:>{vwidth}}   {ln.formula}\n")
     if not x.memory.fits:
         out.write(f"\n  does not fit: KV pool {x.memory.kv_pool_bytes_per_gpu / GIB:.2f} GiB, max concurrency {x.memory.max_concurrency}\n")
+    if x.engine_log:
+        out.write(f"\n{x.engine} {x.memory.engine_version} would print (sizer's figures in its own lines):\n")
+        for line in x.engine_log:
+            out.write(f"  {line}\n")
     out.write(f"\nlaunch  {x.launch_command}\n")
     return out.getvalue()
 
@@ -528,8 +621,40 @@ def render_explanation(x: Explanation, fmt: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def catalog_rows(catalog, what: str) -> list[dict[str, Any]]:
-    """Rows for `sizer catalog gpus|prices|models`."""
+_PRICE_LIST_COLUMNS: list[Column] = [
+    ("device", "device", ""),
+    ("provider", "provider", ""),
+    ("kind", "kind", ""),
+    ("usd_per_gpu_hour", "$/GPU-h", "{:.4g}"),
+    ("instance_text", "instance", ""),
+    ("gpus_text", "GPUs/inst", ""),
+    ("source_kind", "source_kind", ""),
+    ("price_date", "date", ""),
+    ("age_text", "age", ""),
+]
+
+
+def price_rows_table(rows: list[dict[str, Any]], as_of) -> str:
+    """`sizer catalog prices`: one line per offer; '1*' marks the safe rule (the source does not
+    say how many GPUs the machine holds), '!' an age over 90 days."""
+    shown = []
+    for r in rows:
+        age = r["age_days"]
+        shown.append(
+            {
+                **r,
+                "instance_text": r["instance"] or r["plan"] or "-",
+                "gpus_text": f"{r['gpus_per_instance']}{'*' if r['gpus_per_instance_assumed'] else ''}",
+                "age_text": "-" if age is None else f"{age}d{' !' if age > 90 else ''}",
+            }
+        )
+    note = f"\n{len(rows)} offers; ages to {as_of.isoformat()}; 1* = the source does not state the machine size (one GPU assumed); ! = older than 90 days\n"
+    return text_table(shown, _PRICE_LIST_COLUMNS) + note
+
+
+def catalog_rows(catalog, what: str, as_of=None) -> list[dict[str, Any]]:
+    """Rows for `sizer catalog gpus|prices|models` (every field of a price row; its age in days
+    to `as_of`)."""
     if what == "gpus":
         return [
             {
@@ -542,6 +667,7 @@ def catalog_rows(catalog, what: str) -> list[dict[str, Any]]:
                 "interconnect": g.interconnect,
                 "link_gb_per_s": round(g.link_bytes_per_s / 1e9, 1),
                 "gpus_per_node": g.gpus_per_node,
+                "network_gb_per_s": None if g.network_bytes_per_s is None else round(g.network_bytes_per_s / 1e9, 1),
             }
             for g in catalog.gpus
         ]
@@ -552,8 +678,19 @@ def catalog_rows(catalog, what: str) -> list[dict[str, Any]]:
                 "provider": p.provider,
                 "kind": p.kind,
                 "usd_per_gpu_hour": p.usd_per_gpu_hour,
+                "usd_per_instance_hour": _r(p.usd_per_instance_hour, _MONEY_DIGITS),
                 "plan": p.plan,
+                "instance": p.instance,
+                "gpus_per_instance": p.gpus_per_instance,
+                "gpus_per_instance_assumed": p.gpus_per_instance_assumed,
+                "region": p.region,
+                "source_kind": p.source_kind,
                 "price_date": p.price_date,
+                "age_days": None if as_of is None else p.age_days(as_of),
+                "source": p.source,
+                "quote": p.quote,
+                "notes": p.notes,
+                "file": p.origin,
             }
             for p in catalog.prices
         ]

@@ -280,6 +280,8 @@ class Fields:
 
     def boolean(self, key: str, default: Any = _MISSING) -> bool:
         value = self._get(key, default)
+        if value is None and default is None:
+            return value
         if not isinstance(value, bool):
             raise FieldTypeError(f"{self._where(key)}expected true or false, got {type_name(value)}")
         return value

@@ -196,9 +196,12 @@ def sweep(
     if parameter not in PARAMETERS:
         raise InputError(f"sweep parameter: expected one of {', '.join(PARAMETERS)}, got {parameter!r}")
     _check(parameter, values, option or f"--{parameter.replace('_', '-')}", workload)
+    from .workload import priced_catalog
+
     if device is not None:
         device = catalog.gpu(device, where="--price-device: ").name
     check_context(workload)
+    catalog = priced_catalog(workload, catalog)
     reuse = parameter in ("requests_per_s", "scale", "price_scale")
     evaluated = by_range = None
     if reuse:

@@ -6,6 +6,7 @@ For every row the model predicts what the row measured, under the benchmark the 
     concurrency   queueing.closed_loop: N clients, fixed isl/osl, ten waves of N (the harness's)
     rate          queueing.open_loop: Poisson arrivals at the measured rate
     offline       queueing.offline: every request queued at once, throughput only
+    batch         queueing.batch_wave: one wave of N requests sent at once
     disagg        prefill and decode on separate workers: TPOT from the decode workers' closed loop
                   with no prompt in their steps, TTFT from the prefill workers' queue plus the
                   KV-cache transfer over the link
@@ -34,7 +35,7 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import closed_loop, offline, open_loop
+from .queueing import RowLengths, batch_wave, closed_loop, offline, open_loop
 from .units import GIB
 
 # Memory the runtime keeps outside weights and KV (activations of one step, CUDA graphs, NCCL
@@ -52,7 +53,7 @@ class Setup:
     resolved: tuple[Resolved, ...]
     step: StepModel  # decode (or aggregated) replica of each row
     prefill_step: StepModel | None  # prefill workers of disaggregated rows (same order; agg rows repeat `step`)
-    kind: np.ndarray  # 0 concurrency, 1 rate, 2 offline, 3 disagg
+    kind: np.ndarray  # 0 concurrency, 1 rate, 2 offline, 3 disagg, 4 batch
     concurrency: np.ndarray
     rate_rps: np.ndarray
     isl: np.ndarray
@@ -62,19 +63,20 @@ class Setup:
     decode_workers: np.ndarray
     prefill_workers: np.ndarray
     kv_transfer_s: np.ndarray  # disagg: moving one prompt's KV from prefill to decode worker
+    lengths: RowLengths | None = None  # per-row length moments (a dataset's distribution, or fixed isl/osl)
 
     @property
     def size(self) -> int:
         return len(self.resolved)
 
 
-_KINDS = {"concurrency": 0, "rate": 1, "offline": 2}
+_KINDS = {"concurrency": 0, "rate": 1, "offline": 2, "batch": 4}
 
 
 def _engine_settings(res: Resolved, layout_tp: int):
     from .engines import EngineOverrides, engine_policy
 
-    ctx = int(res.row.isl + res.row.osl)
+    ctx = int(max(res.row.isl + res.row.osl, 1) if res.prompt is None else res.prompt.quantile(100) + (res.output.quantile(100) if res.output else res.row.osl))
     return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=EngineOverrides(), max_model_len=ctx)
 
 
@@ -99,14 +101,21 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
         pool = f * usable - weights
     else:
         pool = f * usable - weights - RUNTIME_RESERVE_BYTES
-    isl, osl = res.row.isl, res.row.osl
-    held = isl + (osl if engine == "trtllm" else osl / 2)
+    lengths = row_lengths([res])
+    held = float((lengths.reserve_ctx if engine == "trtllm" else lengths.ctx)[0])
     window = res.model.sliding_window
     full = shape.attention_layers_full
     sliding = shape.attention_layers_sliding
     per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held))
     seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
-    return float(seqs), float(settings.max_num_batched_tokens)
+    if res.row.kind == "offline" and res.row.concurrency:
+        seqs = min(seqs, res.row.concurrency)  # the engine's cap on the running batch (max_num_seqs, gpu_batch_size)
+    return float(seqs), float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
+
+
+def row_lengths(resolved: list[Resolved]) -> RowLengths:
+    """The length moments of each row: its dataset's distributions, else its fixed isl/osl."""
+    return RowLengths.of([r.prompt for r in resolved], [r.output for r in resolved], [r.row.isl for r in resolved], [r.row.osl for r in resolved])
 
 
 def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = None) -> Setup:
@@ -127,8 +136,8 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         kind.append(3 if r.mode == "disagg" else _KINDS[r.kind])
         conc.append(r.concurrency or 0.0)
         rate.append(r.request_rate_rps or 0.0)
-        isl.append(r.isl)
-        osl.append(r.osl)
+        isl.append(res.prompt.mean if res.prompt is not None else r.isl)
+        osl.append(res.output.mean if res.output is not None else r.osl)
         dw.append(float(res.decode_workers or 1))
         pw.append(float(res.prefill_workers or 1))
         if r.mode == "disagg":
@@ -155,6 +164,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         decode_workers=f(dw),
         prefill_workers=f(pw),
         kv_transfer_s=f(xfer),
+        lengths=row_lengths(resolved),
     )
 
 
@@ -176,21 +186,30 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
     tpot = np.full(n, np.nan)
     thr = np.full(n, np.nan)
 
-    idx = np.flatnonzero(setup.kind == 0)
-    if idx.size:
-        s = step.take(idx)
-        out = closed_loop(s, setup.concurrency[idx], setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx])
-        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
-    idx = np.flatnonzero(setup.kind == 1)
-    if idx.size:
-        s = step.take(idx)
-        out = open_loop(s, setup.rate_rps[idx], setup.isl[idx], setup.osl[idx], setup.budget[idx])
-        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
-    idx = np.flatnonzero(setup.kind == 2)
-    if idx.size:
-        s = step.take(idx)
-        out = offline(s, setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx])
-        ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
+    lengths = setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)
+    dist = lengths.points.shape[1] > 1
+    for kind in (0, 1, 2, 4):
+        rows = np.flatnonzero(setup.kind == kind)
+        # rows with a dataset's distribution and rows of fixed lengths apart: the latter need one
+        # prompt-length point, not the quadrature's sixteen
+        groups = [rows[(lengths.points[rows] != lengths.points[rows][:, :1]).any(axis=1)], rows[~(lengths.points[rows] != lengths.points[rows][:, :1]).any(axis=1)]] if dist else [rows]
+        for idx in groups:
+            if not idx.size:
+                continue
+            s = step.take(idx)
+            L = lengths.take(idx)
+            if L.points.shape[1] > 1 and (L.points == L.points[:, :1]).all():
+                L = RowLengths(**{**{k: getattr(L, k) for k in ("isl", "osl", "isl_sq", "isl_attn", "ctx", "reserve_ctx")}, "points": L.points[:, :1]})
+            isl, osl, cap, bud = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx]
+            if kind == 0:
+                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
+            elif kind == 1:
+                out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
+            elif kind == 2:
+                out = offline(s, isl, osl, cap, bud, lengths=L)
+            else:
+                out = batch_wave(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
+            ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
     idx = np.flatnonzero(setup.kind == 3)
     if idx.size:
         out_t, out_p, out_r = _disagg(setup, idx, step.take(idx), pstep.take(idx))

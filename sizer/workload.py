@@ -20,7 +20,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .catalog import Catalog, resolve_model, user_path
-from .errors import FieldTypeError, FieldValueError
+from .errors import FieldTypeError, FieldValueError, InputFileError
 from .model import ModelArch
 from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets, read_trace
 from .schema import Fields, read_document
@@ -154,6 +154,7 @@ class MemoryPolicy:
     n_parallel: int | None = None  # llama.cpp slots
     cache_type_k: str | None = None  # llama.cpp
     cache_type_v: str | None = None  # llama.cpp
+    flashinfer_installed: bool | None = None  # vLLM: None = as `pip install vllm` of that release leaves it
     admission: AdmissionPolicy = AdmissionPolicy()
 
 
@@ -168,6 +169,10 @@ class SearchSpace:
     provider: str = "any"
     max_configurations: int = 1
     reserved_pricing: str | None = None  # pricing.kind mixed: the committed base's kind (pricing = on_demand burst)
+    providers: tuple[str, ...] | None = None  # pricing.providers (None: any); `provider` is the one name, or "any"
+    exclude_providers: tuple[str, ...] = ()
+    min_source_kind: str = "provider_page"  # catalog.SOURCE_KINDS: rows read at this kind or better
+    price_files: tuple[str, ...] = ()  # pricing.files, resolved
     size_buckets: tuple[float, ...] = ()  # prompt-length percentiles splitting the traffic for a mixed fleet
 
 
@@ -221,7 +226,7 @@ class Workload:
 
 
 _TOP_KEYS = ("name", "description", "model", "engine", "engine_version", "traffic", "slo", "memory", "search", "constraints", "pricing")
-_TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "profile", "trace")
+_TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "dataset", "profile", "trace")
 _LENGTH_KEYS = (*PERCENTILE_KEYS, "max")
 _SLO_KEYS = ("ttft_s", "tpot_s")
 # Each engine's own name for the share of GPU memory it may use (vLLM --gpu-memory-utilization,
@@ -237,6 +242,7 @@ _MEMORY_KEYS = (
     "n_parallel",
     "cache_type_k",
     "cache_type_v",
+    "flashinfer_installed",
     "admission",
     "overflow_probability",
     "speculative_tokens",
@@ -302,6 +308,39 @@ def _version(f: Fields) -> str | None:
     return raw
 
 
+def _price_file_paths(f: Fields, path: Path) -> list[Path]:
+    """pricing.files, resolved against the workload's folder (checked again by parse_pricing)."""
+    raw = f.raw.get("pricing")
+    if not isinstance(raw, dict) or raw.get("files") is None:
+        return []
+    files = raw["files"]
+    if isinstance(files, str):
+        files = [files]
+    if not isinstance(files, list):
+        return []
+    out = []
+    for i, name in enumerate(files):
+        if not isinstance(name, str):
+            return []
+        p = Path(name).expanduser()
+        p = p if p.is_absolute() else path.parent / p
+        if not p.is_file():
+            raise InputFileError(f"{f.file}: pricing.files[{i}]: no such price file: {p}")
+        out.append(p)
+    return out
+
+
+def priced_catalog(workload: Workload, catalog: Catalog, *, min_source_kind: str | None = None) -> Catalog:
+    """The catalog whose prices the workload may use: its price files laid over the catalog,
+    then only its providers, none it excludes, and rows read at its min_source_kind or better
+    (or `min_source_kind`, e.g. provider_page for the plan on first-party prices). Idempotent."""
+    from .catalog import load_price_files
+
+    s = workload.search
+    out = load_price_files(catalog, [Path(p) for p in s.price_files])
+    return out.restricted(providers=s.providers, exclude=s.exclude_providers, min_source_kind=min_source_kind or s.min_source_kind)
+
+
 def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     """Read and validate a workload file against `catalog`. Raises an InputError naming the field."""
     path = Path(path)
@@ -318,7 +357,7 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
 
     t = f.sub("traffic", default_empty=False)
     t.check_keys(_TRAFFIC_KEYS)
-    traffic = _traffic(t, path)
+    traffic = _traffic(t, path, catalog.root)
 
     s = f.sub("slo")
     s.check_keys(_SLO_KEYS)
@@ -369,6 +408,7 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         n_parallel=m.integer("n_parallel", None, ge=1),
         cache_type_k=m.string("cache_type_k", None, choices=LLAMACPP_CACHE_TYPES),
         cache_type_v=m.string("cache_type_v", None, choices=LLAMACPP_CACHE_TYPES),
+        flashinfer_installed=m.boolean("flashinfer_installed", None),
         admission=admission,
     )
 
@@ -384,7 +424,10 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
 
     kv_choices = _GGML if engine == "llamacpp" else KV_DTYPES
     kv_default = ("f16", "q8_0") if engine == "llamacpp" else ("bf16", "fp8")
-    kv = tuple(x if engine == "llamacpp" else normalise_dtype(x) for x in sr.string_list("kv_dtypes", kv_default))
+    from .engines import resolve_kv_dtype
+
+    # "auto" (vLLM's and SGLang's default --kv-cache-dtype) is the checkpoint's own dtype
+    kv = tuple(x if engine == "llamacpp" else resolve_kv_dtype(normalise_dtype(x), model) for x in sr.string_list("kv_dtypes", kv_default))
     for i, x in enumerate(kv):
         if x not in kv_choices:
             raise FieldValueError(f"{label}: search.kv_dtypes[{i}]: expected one of {', '.join(kv_choices)}, got {x!r}")
@@ -392,7 +435,13 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     for i, x in enumerate(wd):
         if x not in WEIGHT_DTYPES:
             raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: expected one of {', '.join(WEIGHT_DTYPES)}, got {x!r}")
-    pricing = parse_pricing(f, sr, catalog.providers())
+    price_files = _price_file_paths(f, path)
+    overlay: tuple = ()
+    if price_files:
+        from .catalog import load_price_files
+
+        overlay = load_price_files(catalog, price_files).prices
+    pricing = parse_pricing(f, sr, sorted({p.provider for p in (*catalog.prices, *overlay)}), base_dir=path.parent)
     max_configurations = sr.integer("max_configurations", 1, ge=1)
     search = SearchSpace(
         devices=tuple(dict.fromkeys(canonical)),
@@ -404,6 +453,10 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         provider=pricing.provider,
         max_configurations=max_configurations,
         reserved_pricing=pricing.reserved_kind if pricing.kind == "mixed" else None,
+        providers=pricing.providers,
+        exclude_providers=pricing.exclude_providers,
+        min_source_kind=pricing.min_source_kind,
+        price_files=pricing.files,
         size_buckets=parse_size_buckets(sr, max_configurations),
     )
     workload = Workload(
@@ -429,9 +482,10 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     return workload
 
 
-def _traffic(t: Fields, path: Path) -> Traffic:
+def _traffic(t: Fields, path: Path, catalog_root: Path | None = None) -> Traffic:
     """traffic: a steady rate, or a daily profile (traffic.profile) or trace (traffic.trace) whose
-    peak hour is the rate; lengths from the file, or from the trace's columns."""
+    peak hour is the rate; lengths from the file, from the trace's columns, or from a named dataset
+    (traffic.dataset, catalogs/datasets.yaml), in that order of precedence per length."""
     if t.has("profile") and t.has("trace"):
         raise t.fail_value("trace", "give traffic.profile or traffic.trace, not both")
     profile: tuple[float, ...] = ()
@@ -470,6 +524,13 @@ def _traffic(t: Fields, path: Path) -> Traffic:
         rate = t.number("requests_per_s", gt=0)
         if not MIN_REQUESTS_PER_S <= rate <= MAX_REQUESTS_PER_S:
             raise t.fail_value("requests_per_s", f"expected a number from {MIN_REQUESTS_PER_S:g} to {MAX_REQUESTS_PER_S:g} req/s, got {rate:g}")
+    if t.has("dataset"):
+        from .datasets import dataset
+
+        named = dataset(t.string("dataset"), catalog_root, where=f"{t.file}: traffic.dataset: ")
+        for key, dist in (("prompt_tokens", named.prompt), ("output_tokens", named.output)):
+            if key not in lengths and not t.has(key):
+                lengths[key] = dist
     return Traffic(
         requests_per_s=rate,
         prompt_tokens=lengths.get("prompt_tokens") or _length(t, "prompt_tokens"),

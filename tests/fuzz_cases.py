@@ -7,7 +7,8 @@ A case is the files it writes and the command lines it runs (`sizer` argv, run i
 through sizer.cli.main). Its outcome is one of
 
     ok              exit 0 and every invariant holds
-    refused         a documented exit code (2-10), one line on stderr, nothing on stdout
+    refused         a documented exit code (2-10), one "error: " line on stderr per error
+                    (one, but for a price file's several bad rows), nothing on stdout
     traceback       an exception escaped main, or exit 70 (an internal error)
     violation       an invariant failed (the message says which)
     nondeterministic  the same command gave different bytes
@@ -593,8 +594,9 @@ def classify(r: Run) -> tuple[str, str]:
     if r.code not in DOCUMENTED_EXIT_CODES:
         return "violation", f"exit code {r.code} is not documented: {r.err.strip()[:200]}"
     lines = r.err.splitlines()
-    if len(lines) != 1 or not lines[0].startswith("error: "):
-        return "violation", f"a refusal (exit {r.code}) is not one 'error: ' line: {r.err[:300]!r}"
+    # one line per error (a price file with several bad rows: one line for each, README)
+    if not lines or not all(line.startswith("error: ") for line in lines):
+        return "violation", f"a refusal (exit {r.code}) is not 'error: ' lines only: {r.err[:300]!r}"
     if r.out:
         return "violation", f"a refusal (exit {r.code}) printed to stdout: {r.out[:200]!r}"
     return "refused", lines[0][:160]

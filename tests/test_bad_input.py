@@ -178,6 +178,7 @@ def test_unknown_key_suggests_the_right_one(tmp_path, name, field, suggestion):
         pytest.param("type-rate-string.yaml", "traffic.requests_per_s", ("expected a number", "'fast'"), id="requests_per_s-fast"),
         pytest.param("type-tp-string.yaml", "search.tp", ("expected an integer", "'one'"), id="tp-one"),
         pytest.param("type-prompt-list.yaml", "traffic.prompt_tokens", ("a list",), id="prompt_tokens-list"),
+        pytest.param("type-flashinfer-string.yaml", "memory.flashinfer_installed", ("expected true or false", "a string"), id="flashinfer-yes"),
     ],
 )
 def test_wrong_type(tmp_path, name, field, needles):

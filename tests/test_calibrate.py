@@ -129,3 +129,51 @@ def test_the_shipped_table_was_fitted_on_fit_rows_only(catalog):
     assert f"fitted to the {fit_rows} fit rows" in table.source
     assert table.entries[0].rows == fit_rows
     assert np.isfinite(table.entries[0].residual)
+
+
+@pytest.fixture(scope="module")
+def small_catalog(tmp_path_factory, root):
+    """The shipped catalogs with a measurement table of 24 rows (two sweeps of each of three
+    H100/H200 configurations): small enough for a calibration in seconds."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("cat") / "catalogs"
+    shutil.copytree(root / "catalogs", base, ignore=shutil.ignore_patterns("measurements", "__pycache__"))
+    (base / "measurements").mkdir()
+    lines = (root / "catalogs" / "measurements" / "aiconfigurator_silicon_sample.csv").read_text().splitlines()
+    header, body = lines[0], lines[1:]
+    picked = [ln for ln in body if ",agg," in ln and ("llama" in ln.lower()) and ("h100_sxm" in ln or "h200_sxm" in ln)][:24]
+    assert len(picked) >= 12
+    (base / "measurements" / "sample.csv").write_text("\n".join([header, *picked]) + "\n")
+    return base
+
+
+def _calibrate(args, cwd):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "sizer", "calibrate", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_calibrate_starts_from_a_fixed_prior_and_writes_beside_not_over_the_catalog(small_catalog, tmp_path):
+    """Two runs on the same rows write the same bytes (the prior is PRIOR_FACTORS, never the
+    table being replaced); the default output is ./efficiency.json, the catalog's own table is
+    untouched unless --in-place."""
+    shipped = (small_catalog / "efficiency.json").read_bytes()
+    args = ["--catalog", str(small_catalog), "--max-iterations", "2", "--fitted", "2026-01-01"]
+    first = _calibrate(args, tmp_path)
+    assert first.returncode == 0, first.stderr
+    out = tmp_path / "efficiency.json"
+    one = out.read_bytes()
+    assert (small_catalog / "efficiency.json").read_bytes() == shipped
+    # a second run, now with the first run's table in place as the catalog's: same bytes
+    (small_catalog / "efficiency.json").write_bytes(one)
+    second = _calibrate(args + ["--output", str(tmp_path / "again.json")], tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert (tmp_path / "again.json").read_bytes() == one
+    (small_catalog / "efficiency.json").write_bytes(shipped)
+    in_place = _calibrate(args + ["--in-place"], tmp_path)
+    assert in_place.returncode == 0 and (small_catalog / "efficiency.json").read_bytes() == one
+    both = _calibrate(args + ["--in-place", "--output", "x.json"], tmp_path)
+    assert both.returncode == 2 and "not both" in both.stderr
+    (small_catalog / "efficiency.json").write_bytes(shipped)

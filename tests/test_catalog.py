@@ -40,6 +40,55 @@ def test_required_devices_models_and_providers(catalog):
         assert catalog.prices_for(n), f"no on-demand price for {n}"
 
 
+# Issue 11: at least one first-party on-demand price for each of these, from a hyperscaler or one
+# of the larger GPU clouds (MI300X: from the providers that rent it and publish a dated price)
+FIRST_PARTY_ON_DEMAND = {
+    "H100-SXM": {"aws", "azure", "gcp", "oracle", "coreweave", "lambda", "nebius", "crusoe", "runpod"},
+    "H200-SXM": {"aws", "azure", "gcp", "oracle", "coreweave", "nebius", "crusoe", "runpod"},
+    "B200": {"aws", "oracle", "coreweave", "lambda", "nebius", "runpod"},
+    "A100-80GB": {"aws", "azure", "gcp", "oracle", "coreweave", "lambda", "crusoe", "runpod"},
+    "A100-40GB": {"aws", "azure", "gcp", "lambda"},
+    "L40S": {"aws", "oracle", "coreweave", "nebius", "crusoe", "runpod"},
+    "L4": {"aws"},
+    "MI300X": {"azure", "oracle", "crusoe", "digitalocean", "runpod"},
+    "MI325X": {"digitalocean"},
+}
+# Devices with no dated first-party price anywhere in the stored public material (prices.yaml's
+# header says why): their rows, if any, are secondary, so `provider: any` prices no plan on them.
+NO_FIRST_PARTY = {"MI355X"}
+# Multi-GPU first-party shapes a tp >= 2 group needs (issue 11 round 2: MI300X had only 1-GPU rows)
+MULTI_GPU_FIRST_PARTY = {"MI300X": 8, "MI325X": 8, "H100-SXM": 8, "H200-SXM": 8, "B200": 8, "A100-80GB": 8, "A100-40GB": 8, "L40S": 8, "L4": 8}
+RESOURCED_ON = "2026-12-01"  # rows older than six months at this date were re-read or dropped
+
+
+def test_every_row_is_sourced_dated_recent_and_first_party_where_published(catalog):
+    from datetime import date
+
+    from sizer.catalog import SOURCE_KINDS, parse_price_date
+
+    resourced = date.fromisoformat(RESOURCED_ON)
+    six_months_before = date(resourced.year, resourced.month - 6, resourced.day)
+    for p in catalog.prices:
+        assert p.source_kind in SOURCE_KINDS[:3], p
+        assert p.source and p.gpus_per_instance >= 1
+        assert parse_price_date(p.price_date) >= six_months_before, f"{p.device} {p.provider} {p.price_date}: older than six months"
+    for device, providers in FIRST_PARTY_ON_DEMAND.items():
+        found = {p.provider for p in catalog.prices if p.device == device and p.kind == "on_demand" and p.source_kind == "provider_page"}
+        assert providers <= found, f"{device}: no first-party on-demand price from {providers - found}"
+    for device in NO_FIRST_PARTY:
+        rows = [p for p in catalog.prices if p.device == device]
+        assert all(p.source_kind != "provider_page" for p in rows), f"{device}: a first-party row exists; update NO_FIRST_PARTY and the header"
+        assert not catalog.restricted(min_source_kind="provider_page").prices_for(device)
+    for device, gpus in MULTI_GPU_FIRST_PARTY.items():
+        largest = max(p.gpus_per_instance for p in catalog.prices if p.device == device and p.kind == "on_demand" and p.source_kind == "provider_page")
+        assert largest >= gpus, f"{device}: largest first-party on-demand instance holds {largest} GPUs"
+    # the same offer listed twice keeps the newer row (RunPod re-read 2026-11-09: Secure H100 $3.49 -> $3.99)
+    secure = [p for p in catalog.prices if p.device == "H100-SXM" and p.provider == "runpod" and p.plan == "Secure Cloud"]
+    assert {p.usd_per_gpu_hour for p in secure} == {3.99} and {p.price_date for p in secure} == {"2026-11-09"}
+    # a list of instance sizes is one offer per size at the same per-GPU price
+    assert sorted(p.gpus_per_instance for p in secure) == [1, 2, 4, 8]
+
+
 def test_fp8_is_unsupported_not_zero_on_ampere(catalog):
     for name in ("A100-40GB", "A100-80GB", "A10G"):
         gpu = catalog.gpu(name)

@@ -118,13 +118,24 @@ def test_vllm_v1_defaults_by_device(catalog):
 
 def test_vllm_v1_hybrid_allocator_reports_per_group_tokens(catalog):
     # gpt-oss-120b: 18 full + 18 sliding layers form two KV-cache groups of 18 layers sharing one block
-    # pool, so vLLM's "GPU KV cache size" counts blocks of one group: twice the all-layers-full figure.
-    m = explain_config(catalog.model("gpt-oss-120b"), catalog.gpu("H100-SXM"), tp=1, pp=1, kv_dtype="bf16", context_tokens=8192).memory
+    # pool (v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size). vLLM 0.9-0.20 report
+    # "GPU KV cache size" as num_blocks // groups x block_size (0.19.0 _report_kv_cache_config): the
+    # all-layers figure, not twice it. A request of max_model_len needs cdiv(L, 16) full blocks and
+    # cdiv(min(window - 1 + max_num_batched_tokens, L), 16) + 1 sliding ones (SlidingWindowSpec.
+    # max_memory_usage_bytes): at 8,192 tokens the 128-token window saves nothing in that figure
+    # (512 full blocks, 512 + 1 sliding).
+    model, gpu = catalog.model("gpt-oss-120b"), catalog.gpu("H100-SXM")
+    m = explain_config(model, gpu, tp=1, pp=1, kv_dtype="bf16", context_tokens=8192, engine_version="0.19.0").memory
     page = 16 * 2 * 8 * 64 * 2  # 16 tokens x (K, V) x 8 heads x 64 x 2 B per layer
     assert m.engine_gpu_blocks == int(m.kv_pool_bytes_per_gpu // (18 * page))
-    assert m.engine_kv_tokens == pytest.approx(2 * m.kv_tokens, rel=0.001)
-    # a request needs 512 full blocks + (8 + 1) sliding blocks at 8,192 tokens
-    assert m.engine_max_concurrency == pytest.approx(m.engine_gpu_blocks / (512 + 9))
+    assert m.engine_kv_tokens == m.engine_gpu_blocks // 2 * 16
+    assert m.engine_max_concurrency == pytest.approx(m.engine_gpu_blocks / (512 + 513))
+    # vLLM 0.21 prints int(max concurrency x max_model_len) instead (kv_cache_utils.py 0.21.0)
+    m21 = explain_config(model, gpu, tp=1, pp=1, kv_dtype="bf16", context_tokens=8192, engine_version="0.21.0").memory
+    assert m21.engine_kv_tokens == int(m21.engine_max_concurrency * 8192)
+    # at 64k tokens the window caps the sliding groups' need: cdiv(127 + 8192, 16) + 1 = 521 blocks
+    m64 = explain_config(model, gpu, tp=1, pp=1, kv_dtype="bf16", context_tokens=65536, engine_version="0.19.0").memory
+    assert m64.engine_max_concurrency == pytest.approx(m64.engine_gpu_blocks / (4096 + 521))
 
 
 # --- SGLang ---------------------------------------------------------------------------------------
@@ -147,13 +158,25 @@ def test_sglang_qwen3_235b_fp8_four_h100(catalog):
     assert _rel(m.engine_kv_tokens, 367_404) < 0.05
 
 
-def test_sglang_default_mem_fraction_by_tp(catalog):
-    # sglang/srt/server_args.py: 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16
+def test_sglang_default_mem_fraction_by_release(catalog):
+    # sglang/srt/server_args.py, read release by release (wheels of 0.4.7, 0.4.8-0.5.2, 0.5.3-0.5.5)
     from sizer.engines import EngineOverrides
 
     s = SglangPolicy()
-    got = [s.settings(catalog.gpu("H100-SXM"), None, tp, version=None, overrides=EngineOverrides(), max_model_len=4096).memory_fraction for tp in (1, 2, 4, 8, 16)]
-    assert got == [0.88, 0.87, 0.85, 0.81, 0.79]
+    h100 = catalog.gpu("H100-SXM")
+
+    def frac(tp, version, gpu=h100):
+        return s.settings(gpu, None, tp, version=version, overrides=EngineOverrides(), max_model_len=4096).memory_fraction
+
+    # <= 0.4.7 __post_init__: by TP size on GPUs of <= 81,920 MiB
+    assert [frac(tp, "0.4.7") for tp in (1, 2, 4, 8, 16)] == [0.88, 0.87, 0.85, 0.81, 0.79]
+    # 0.4.8-0.5.2: (gpu_mem - (9.5 + tp/2) GiB) / gpu_mem on 35-90 GiB GPUs: TP 1 -> 70 / 80 GiB
+    assert frac(1, "0.5.2") == round((81920 - 10 * 1024) / 81920, 3) == 0.875
+    assert frac(8, "0.4.8") == round((81920 - 13.5 * 1024) / 81920, 3)
+    # 0.5.3+: 512 + 8192 x 1.5 + 256 x 2 + 1/8 x 1024 = 13,440 MiB at TP 1 (at least 10 GiB over 60 GiB)
+    assert frac(1, "0.5.5") == round((81920 - 13440) / 81920, 3) == 0.836
+    assert frac(4, "0.5.5") == round((81920 - (512 + 12288 + 1024 + 512)) / 81920, 3)
+    assert frac(1, None) == 0.836  # the default release is 0.5.5
 
 
 def test_sglang_rule_is_fraction_of_free_at_start_minus_weights(catalog):
@@ -162,7 +185,8 @@ def test_sglang_rule_is_fraction_of_free_at_start_minus_weights(catalog):
         model, gpu, engine="sglang", version=None, tp=1, pp=1, weight_dtype="bf16", kv="bf16", context_tokens=4096, max_model_len=4096
     )
     free = gpu.usable_memory_bytes - SglangPolicy.INIT_BYTES_TP1
-    expected = free * 0.88 - m.weights_bytes_per_gpu - SglangPolicy.rotary_cache_bytes(model)
+    assert m.memory_fraction == 0.836  # SGLang 0.5.5's own default on an 80 GiB GPU (test above)
+    expected = free * 0.836 - m.weights_bytes_per_gpu - SglangPolicy.rotary_cache_bytes(model)
     assert m.kv_pool_bytes_per_gpu == pytest.approx(expected)
     assert m.engine_kv_tokens == int(expected // (128 * 1024))  # token-granular: 128 KiB per token
 

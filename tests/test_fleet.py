@@ -224,25 +224,55 @@ def test_whole_instances_are_paid_whole_and_a_mix_fills_the_remainder():
     assert offer.instance_gpus == 8 and hourly == (1,)
 
 
-def test_tp_groups_stay_inside_an_instance_unless_cross_node_is_allowed():
-    # tp=8 on 4-GPU instances does not fit; tp=4 does (one group per instance). With
-    # allow_cross_node a tp=8 replica takes two 4-GPU instances. tp=3 on 8-GPU instances: two
-    # groups per instance, each taking a 4-GPU slot (8 / floor(8 / 3)).
+def test_replicas_sit_in_one_machine_unless_cross_node_candidates_span_them():
+    # Issue 11: a replica of tp x pp GPUs goes only on an instance holding all of them. 1-GPU,
+    # 4-GPU and 8-GPU offers at $1/GPU-hour:
+    #   tp=8 fits neither the 4-GPU nor the 1-GPU instance (the old "per GPU in any count" rule let
+    #   the 1-GPU offer hold it); tp=4, and tp=2 pp=2, fit the 4-GPU one; tp=4 pp=2 does not.
+    #   A cross-node candidate (node_gpus = G) goes only on instances of exactly G GPUs, and only
+    #   when it needs more than one of them.
     quad = Offer(price=_price("X", 1.0), instance_gpus=4, role="hourly")
     per_gpu = Offer(price=_price("X", 1.0), instance_gpus=1, role="hourly")
     node = Offer(price=_price("X", 1.0), instance_gpus=8, role="hourly")
-    strict, loose = Constraints(), Constraints(allow_cross_node=True)
-    assert not offer_fits(quad, 8, strict) and offer_fits(quad, 4, strict)
-    assert offer_fits(quad, 8, loose) and offer_fits(per_gpu, 8, strict)
-    assert slots_per_replica(quad, 4, 1, strict) == 4
-    assert slots_per_replica(node, 3, 1, strict) == 4
-    assert slots_per_replica(node, 3, 2, strict) == 8  # two pipeline stages, a slot each
-    assert slots_per_replica(node, 3, 1, loose) == 3
-    # 3 replicas of tp=3 on 8-GPU instances: 2 per instance -> 2 instances ($16 at $1/GPU-hour)
+    assert not offer_fits(quad, 8) and not offer_fits(per_gpu, 8) and offer_fits(node, 8)
+    assert offer_fits(quad, 4) and offer_fits(quad, 2, 2) and not offer_fits(quad, 4, 2)
+    assert offer_fits(per_gpu, 8, 1, node_gpus=1) and offer_fits(quad, 8, 1, node_gpus=4)
+    assert not offer_fits(node, 8, 1, node_gpus=8) and not offer_fits(quad, 8, 1, node_gpus=1)
+    # slots: tp=4 on 4 GPUs -> 4; tp=3 on 8 -> 8 / floor(8/3) = 4 (two replicas an instance);
+    # tp=3 pp=2 (6 GPUs) on 8 -> 8 (one replica an instance); tp=2 pp=2 on 8 -> 4;
+    # spanning: tp=8 over 4-GPU instances -> 2 instances = 8; tp=3 over 1-GPU -> 3
+    assert slots_per_replica(quad, 4) == 4
+    assert slots_per_replica(node, 3) == 4
+    assert slots_per_replica(node, 3, 2) == 8
+    assert slots_per_replica(node, 2, 2) == 4
+    assert slots_per_replica(quad, 8, 1, node_gpus=4) == 8
+    assert slots_per_replica(per_gpu, 3, 1, node_gpus=1) == 3
+    # 3 replicas of tp=3 on 8-GPU instances: 2 per instance -> 2 instances -> $16 per hour
     o = Option(candidates=(_cand("X", 3, 1.0),), hourly=node, reserved=None)
     assert single_plan(o, _problem([o], [3.0])).cost_usd_per_horizon == pytest.approx(16.0)
-    assert single_plan(o, _problem([o], [3.0], allow_cross_node=True)).cost_usd_per_horizon == pytest.approx(16.0)  # 9 GPUs -> 2 instances
-    assert single_plan(o, _problem([o], [2.0], allow_cross_node=True)).cost_usd_per_horizon == pytest.approx(8.0)  # 6 GPUs -> 1 instance
+    # 3 replicas of tp=8 spanning 4-GPU instances: 2 instances each -> 6 x $4 = $24 per hour
+    span = Evaluated(
+        config=Config(device="X", tp=8, pp=1, kv_dtype="bf16", weight_dtype="bf16", node_gpus=4),
+        stage="feasible", reason=None, price=_price("X", 1.0), max_rate_rps=1.0, binding="tpot",
+    )
+    o = Option(candidates=(span,), hourly=quad, reserved=None)
+    sp = single_plan(o, _problem([o], [3.0], allow_cross_node=True))
+    assert sp.cost_usd_per_horizon == pytest.approx(24.0) and sp.gpus_by_hour == (24,)
+
+
+def test_offers_for_a_shape_drop_the_instances_a_smaller_one_beats():
+    # RunPod-style row [1, 2, 4, 8] at $2.69 and a Lambda-style 8-GPU offer at $2.50:
+    #   tp=1 -> the 1-GPU instance ($2.69) and the 8-GPU $2.50 one (cheaper per GPU, kept);
+    #   tp=2 -> 2-GPU at $2.69 (4- and 8-GPU at $2.69 are beaten by it), and the $2.50 8-GPU one;
+    #   tp=8 -> only 8-GPU instances, the $2.69 one beaten by nothing smaller: both kept.
+    from sizer.fleet import offers_for
+
+    sizes = [Offer(price=_price("X", 2.69, "runpod"), instance_gpus=g, role="hourly") for g in (1, 2, 4, 8)]
+    lam = Offer(price=_price("X", 2.50, "lambda"), instance_gpus=8, role="hourly")
+    got = lambda tp: sorted((o.price.provider, o.instance_gpus) for o in offers_for(sizes + [lam], tp))  # noqa: E731
+    assert got(1) == [("lambda", 8), ("runpod", 1)]
+    assert got(2) == [("lambda", 8), ("runpod", 2)]
+    assert got(8) == [("lambda", 8), ("runpod", 8)]
 
 
 def test_offers_from_the_tiny_catalog():

@@ -20,6 +20,9 @@ from sizer.workload import load_workload
 from .conftest import ROOT, WORKLOADS
 
 DEPLOYMENT_KEYS = {
+    "instance_gpus",
+    "price_source_kind",
+    "price_age_days",
     "device",
     "tp",
     "pp",
@@ -65,7 +68,8 @@ def test_cli_solves_every_shipped_workload(path):
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert data["status"] == "optimal"
-    for key in ("cost_usd_per_hour", "cost_usd_per_million_tokens", "deployments", "alternatives", "rejected"):
+    for key in ("cost_usd_per_hour", "cost_usd_per_million_tokens", "deployments", "alternatives", "rejected", "as_of",
+                "break_even_usd_per_gpu_hour", "break_even_device", "price_warnings", "first_party_plan"):
         assert key in data
     for d in data["deployments"]:
         assert DEPLOYMENT_KEYS <= set(d)
@@ -76,12 +80,27 @@ def test_cli_solves_every_shipped_workload(path):
 
 
 def _paid_gpus_per_replica(d) -> float:
-    """GPUs one replica is billed for: tp x pp, or its instance slots on whole-instance offers
-    (each TP group a slot of G / floor(G / tp) GPUs), unless TP may cross instances."""
+    """GPUs one replica is billed for: the whole replica (k = tp x pp GPUs) in one instance of G,
+    floor(G / k) replicas an instance, a slot of G / floor(G / k); spanning instances (a
+    cross-node candidate): ceil(k / G) whole instances."""
     e, g = d.candidate, d.instance_gpus
-    if g == 1:
-        return e.config.tp * e.config.pp
-    return e.config.pp * g / (g // e.config.tp)
+    k = e.config.tp * e.config.pp
+    if e.config.node_gpus:
+        return math.ceil(k / g) * g
+    return g / (g // k)
+
+
+@pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.stem)
+def test_every_replica_sits_in_an_instance_that_holds_it(plans, path):
+    """Issue 11: every deployment and alternative reports an integer instance_gpus >= tp x pp
+    (no shipped workload allows cross-node groups), and a price read, dated and classified."""
+    w, plan = plans[path.stem]
+    assert not w.constraints.allow_cross_node
+    data = plan_to_dict(plan)
+    for d in data["deployments"] + data["alternatives"]:
+        assert isinstance(d["instance_gpus"], int) and d["instance_gpus"] >= d["tp"] * d["pp"], d["device"]
+        assert d["price_source_kind"] in ("provider_page", "user") and isinstance(d["price_age_days"], int)
+    assert data["as_of"] and "break_even_usd_per_gpu_hour" in data and "break_even_device" in data
 
 
 @pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.stem)

@@ -1,0 +1,167 @@
+"""Named length distributions of benchmark datasets (catalogs/datasets.yaml): the prompt and output
+lengths of every sample of a dataset a public benchmark serves, as a quantile table.
+
+A measurement row names one in its `dataset` column (MLPerf rows: `mlperf-llama2-70b`,
+`mlperf-mixtral-8x7b`, `mlperf-llama3.1-8b`, `mlperf-llama3.1-405b`) instead of fixed `isl`/`osl`;
+a workload names one as `traffic.dataset:` instead of `prompt_tokens` / `output_tokens`.
+
+A table (percentile -> tokens, 0 and 100 included) is read as a piecewise-linear quantile
+function: quantile(q) interpolates between the table's points, moments come from it on the same
+fine grid the log-normal LengthDist uses. Such a distribution is a LengthDist (the queueing model
+and the memory model take it unchanged); its `mu`/`sigma` are the log-normal fitted to the table's
+inner percentiles, which only the simulator's sampler reads.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .errors import FieldValueError, InputFileError, UnknownNameError
+from .schema import Fields, read_document
+from .workload import _GRID, LengthDist
+
+_ENTRY_KEYS = ("description", "samples", "prompt_tokens", "output_tokens", "notes")
+_DIST_KEYS = ("mean", "percentiles", "source")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmpiricalDist(LengthDist):
+    """A length distribution given by its quantile table ((percentile, tokens), ...), 0 and 100 included."""
+
+    table: tuple[tuple[float, float], ...]
+
+    @property
+    def _pcts(self) -> np.ndarray:
+        return np.array([p for p, _ in self.table], dtype=float)
+
+    @property
+    def _values(self) -> np.ndarray:
+        return np.array([v for _, v in self.table], dtype=float)
+
+    def quantile(self, percentile: float) -> float:
+        return float(np.interp(percentile, self._pcts, self._values))
+
+    @cached_property
+    def _samples(self) -> np.ndarray:
+        return np.interp(_GRID * 100.0, self._pcts, self._values)
+
+    def scaled_to_mean(self, mean_tokens: float) -> "EmpiricalDist":
+        """The same shape with its lengths scaled so that the mean is `mean_tokens`, never beyond the
+        table's largest length (a generation cap such as max_tokens): lengths the scaling would push
+        past it stay at it, and the others are scaled further until the mean is reached (or every
+        length is at the cap)."""
+        cap = float(self._values.max())
+        target = min(float(mean_tokens), cap)
+        factor = target / max(self.mean, 1e-9)
+        values = self._values
+        for _ in range(30):
+            trial = np.minimum(values * factor, cap)
+            grid_mean = float(np.interp(_GRID * 100.0, self._pcts, trial).mean())
+            if abs(grid_mean - target) <= 1e-6 * target:
+                break
+            factor *= target / max(grid_mean, 1e-9)
+        return make_empirical(tuple((p, float(v)) for p, v in zip(self._pcts, np.minimum(values * factor, cap))))
+
+
+def make_empirical(table: tuple[tuple[float, float], ...]) -> EmpiricalDist:
+    """An EmpiricalDist from its table; the log-normal fields (`percentiles`, `cap`) from its inner points."""
+    inner = tuple((p, max(v, 1.0)) for p, v in table if 0.0 < p < 100.0)
+    return EmpiricalDist(percentiles=inner, cap=float(max(v for _, v in table)), table=table)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dataset:
+    """A benchmark dataset's lengths: prompt and output tokens per request."""
+
+    name: str
+    description: str
+    samples: int
+    prompt: EmpiricalDist
+    output: EmpiricalDist
+    prompt_source: str
+    output_source: str
+
+
+def _dist(f: Fields, key: str) -> tuple[EmpiricalDist, str]:
+    sub = f.sub(key, default_empty=False)
+    sub.check_keys(_DIST_KEYS)
+    raw = sub.raw.get("percentiles")
+    where = f"{sub.file}: {key}.percentiles"
+    if not isinstance(raw, dict) or not raw:
+        raise FieldValueError(f"{where}: expected a mapping percentile -> tokens, 0 and 100 included")
+    try:
+        table = tuple(sorted((float(p), float(v)) for p, v in raw.items()))
+    except (TypeError, ValueError):
+        raise FieldValueError(f"{where}: expected numbers (percentile: tokens)") from None
+    if table[0][0] != 0.0 or table[-1][0] != 100.0:
+        raise FieldValueError(f"{where}: the table must run from percentile 0 to 100")
+    for (p0, v0), (p1, v1) in zip(table, table[1:]):
+        if v1 < v0:
+            raise FieldValueError(f"{where}: {p1:g}: {v1:g} tokens is below {p0:g}: {v0:g}; lengths must not decrease")
+    if table[0][1] < 1:
+        raise FieldValueError(f"{where}: 0: expected lengths >= 1 token, got {table[0][1]:g}")
+    sub.number("mean", None, gt=0)
+    return make_empirical(table), sub.string("source", "")
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime_ns: int) -> dict[str, Dataset]:
+    label = path
+    doc = Fields(read_document(Path(path), label), label)
+    doc.check_keys(("datasets", "source", "notes"))
+    raw = doc.raw.get("datasets")
+    if not isinstance(raw, dict) or not raw:
+        raise FieldValueError(f"{label}: datasets: expected a mapping of dataset names to their lengths")
+    out = {}
+    for name, _ in raw.items():
+        f = Fields(raw[name], label, f"datasets.{name}")
+        f.check_keys(_ENTRY_KEYS)
+        prompt, ps = _dist(f, "prompt_tokens")
+        output, os_ = _dist(f, "output_tokens")
+        out[str(name).lower()] = Dataset(
+            name=str(name),
+            description=f.string("description", ""),
+            samples=f.integer("samples", 0, ge=0),
+            prompt=prompt,
+            output=output,
+            prompt_source=ps,
+            output_source=os_,
+        )
+    return out
+
+
+def datasets_path(catalog_root: Path | str | None = None) -> Path:
+    if catalog_root is None:
+        from .catalog import default_catalog_dir
+
+        catalog_root = default_catalog_dir()
+    return Path(catalog_root) / "datasets.yaml"
+
+
+def load_datasets(catalog_root: Path | str | None = None) -> dict[str, Dataset]:
+    """Every named dataset of a catalog directory (default: the shipped catalogs), by lower-case name."""
+    path = datasets_path(catalog_root)
+    if not path.is_file():
+        from .catalog import default_catalog_dir
+
+        path = datasets_path(default_catalog_dir())  # a user catalog without its own: the shipped names
+        if not path.is_file():
+            raise InputFileError(f"{path}: file not found (the named benchmark datasets)")
+    return _load(str(path), path.stat().st_mtime_ns)
+
+
+def dataset(name: str, catalog_root: Path | str | None = None, where: str = "") -> Dataset:
+    """The named dataset; an unknown name is an error listing the known ones (exit 8)."""
+    known = load_datasets(catalog_root)
+    found = known.get(str(name).strip().lower())
+    if found is None:
+        names = sorted(d.name for d in known.values())
+        close = difflib.get_close_matches(str(name).lower(), [n.lower() for n in names], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnknownNameError(f"{where}unknown dataset {name!r}{hint}; known: {', '.join(names)}")
+    return found

@@ -1,0 +1,186 @@
+"""Named benchmark datasets (sizer/datasets.py, catalogs/datasets.yaml) and the measurement rows
+that use them: MLPerf rows read with their dataset's length distribution and their system's
+replicas, and the benchmark loops under a distribution of lengths."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sizer.datasets import dataset, load_datasets, make_empirical
+from sizer.errors import UnknownNameError
+from sizer.measurements import Resolved, read_csv, resolve
+from sizer.queueing import RowLengths, _steady, batch_wave, closed_loop, open_loop
+from sizer.validate import build_setup, predict
+from sizer.workload import load_workload
+
+MLPERF = ("mlperf-llama2-70b", "mlperf-mixtral-8x7b", "mlperf-llama3.1-8b", "mlperf-llama3.1-405b")
+
+
+def test_the_four_mlperf_datasets_are_shipped_with_their_published_means():
+    """Means of every sample (openshift-psap/performance-dashboard mlperf-data/summaries/*.csv,
+    the MLCommons dataset files' token lengths): llama2-70b prompts 222.3 tokens, mixtral-8x7b
+    427.4 and outputs 144.8 (its README's tokens_per_sample 144.84), llama3.1-405b prompts 9,428.6
+    and outputs 684.7 (README 684.68); llama2-70b's outputs scaled to the 294.45 tokens/sample its
+    README gives, capped at max_new_tokens 1024 (mean 293.1). The table read as a quantile
+    function keeps each mean within 1 %."""
+    known = load_datasets()
+    assert set(MLPERF) <= set(known)
+    means = {
+        "mlperf-llama2-70b": (222.3, 293.1),
+        "mlperf-mixtral-8x7b": (427.4, 144.8),
+        "mlperf-llama3.1-405b": (9428.6, 684.7),
+    }
+    for name, (prompt, output) in means.items():
+        d = known[name]
+        assert d.prompt.mean == pytest.approx(prompt, rel=0.01)
+        assert d.output.mean == pytest.approx(output, rel=0.01)
+    # percentiles as counted from the per-sample file: llama2-70b prompts p50 152, p99 791, max 1021
+    llama2 = known["mlperf-llama2-70b"]
+    assert llama2.prompt.quantile(50) == 152 and llama2.prompt.quantile(99) == 791 and llama2.prompt.quantile(100) == 1021
+    # llama3.1-8b generates to its max_tokens 128 (reference run: 611 characters a summary)
+    assert known["mlperf-llama3.1-8b"].output.quantile(100) == 128
+
+
+def test_a_quantile_table_interpolates_and_rescales_under_its_cap():
+    d = make_empirical(((0, 10.0), (50, 20.0), (100, 40.0)))
+    assert d.quantile(25) == pytest.approx(15.0)
+    assert d.quantile(75) == pytest.approx(30.0)
+    # the mean of a piecewise-linear quantile function: (15 + 30) / 2 = 22.5
+    assert d.mean == pytest.approx(22.5, rel=1e-3)
+    up = d.scaled_to_mean(30.0)
+    assert up.mean == pytest.approx(30.0, rel=1e-4)
+    assert up.quantile(100) == pytest.approx(40.0)  # the cap (a generation limit) holds
+    assert d.scaled_to_mean(1000.0).mean == pytest.approx(40.0, rel=1e-3)  # everything at the cap
+
+
+def test_unknown_dataset_names_the_known_ones():
+    with pytest.raises(UnknownNameError, match="did you mean 'mlperf-llama2-70b'"):
+        dataset("mlperf-llama2-70")
+
+
+def test_workload_traffic_dataset(tmp_path, catalog):
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-2-70b\ntraffic:\n  requests_per_s: 3\n  dataset: mlperf-llama2-70b\nslo: {ttft_s: 2, tpot_s: 0.2}\n")
+    work = load_workload(w, catalog)
+    assert work.traffic.prompt_tokens.mean == pytest.approx(222.3, rel=0.01)
+    assert work.traffic.output_tokens.quantile(100) == 1024
+    # a length given next to the dataset replaces the dataset's
+    w.write_text("model: llama-2-70b\ntraffic:\n  requests_per_s: 3\n  dataset: mlperf-llama2-70b\n  output_tokens: 100\n")
+    assert load_workload(w, catalog).traffic.output_tokens.mean == pytest.approx(100)
+    w.write_text("model: llama-2-70b\ntraffic:\n  requests_per_s: 3\n  dataset: openorca\n")
+    run = subprocess.run([sys.executable, "-m", "sizer", "solve", str(w)], capture_output=True, text=True)
+    assert run.returncode == 8 and "traffic.dataset" in run.stderr and "unknown dataset 'openorca'" in run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def _mlperf_csv(tmp_path, extra: str = "") -> list:
+    path = tmp_path / "mine.csv"
+    path.write_text(
+        "id,model_path,system,backend,precision,kind,dataset,isl,osl,tp_size,replicas,request_rate_rps,output_tokens_per_s,samples_per_s,silicon_ttft_ms,silicon_tpot_ms\n"
+        # MLPerf v4.1 AMD 8xMI300X Server: scheduled 73.66 samples/s, 21,028.23 tokens/s, 71.74 completed samples/s, 8 x TP1
+        "srv,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,rate,mlperf-llama2-70b,,,1,8,73.66,21028.23,71.74,1006.33,143.10\n" + extra
+    )
+    return read_csv(path)
+
+
+def test_a_system_of_replicas_is_read_per_replica_with_its_dataset(tmp_path, catalog):
+    """The system's rate, throughput and samples/s are divided among its 8 replicas; isl/osl may
+    be empty with a dataset; the output lengths are rescaled to the tokens this run generated per
+    request (21,028.23 / 71.74 = 293.1)."""
+    (row,) = _mlperf_csv(tmp_path)
+    assert row.invalid is None and row.replicas == 8
+    assert row.request_rate_rps == pytest.approx(73.66 / 8)
+    assert row.output_tokens_per_s == pytest.approx(21028.23 / 8)
+    assert row.measured_output_tokens_per_request == pytest.approx(21028.23 / 71.74)
+    res = resolve(row, catalog)
+    assert isinstance(res, Resolved) and res.layout.tp == 1
+    assert res.output.mean == pytest.approx(21028.23 / 71.74, rel=1e-3)
+    assert res.prompt.mean == pytest.approx(222.3, rel=0.01)
+    pred = predict(build_setup([res]))
+    # an unsaturated Poisson system completes what arrives: throughput = rate x E[O]
+    assert pred.output_tokens_per_s[0] == pytest.approx(73.66 / 8 * res.output.mean, rel=1e-6)
+
+
+def test_missing_lengths_without_a_dataset_are_a_skip_reason(tmp_path):
+    rows = _mlperf_csv(tmp_path, "nolen,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,offline,,,,1,8,,23514.8,80.15,,\n")
+    assert rows[1].invalid and "or a dataset" in rows[1].invalid
+
+
+@pytest.fixture(scope="module")
+def step(catalog):
+    from sizer.perf import build_step_model
+
+    return build_step_model([(catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM"), 2, 1, "fp8", "fp8")])
+
+
+def test_a_degenerate_distribution_gives_the_fixed_length_loops(step):
+    """RowLengths of a distribution whose every point is the same length is the fixed-length case."""
+    one = make_empirical(((0, 1000.0), (100, 1000.0)))
+    out = make_empirical(((0, 300.0), (100, 300.0)))
+    dist = RowLengths.of([one], [out], [0.0], [0.0])
+    fixed = RowLengths.fixed(np.array([1000.0]), np.array([300.0]))
+    for name in ("isl", "osl", "isl_sq", "isl_attn", "ctx"):
+        assert getattr(dist, name)[0] == pytest.approx(getattr(fixed, name)[0])
+    a = open_loop(step, np.array([2.0]), np.array([1000.0]), np.array([300.0]), np.array([8192.0]), lengths=dist)
+    b = open_loop(step, np.array([2.0]), np.array([1000.0]), np.array([300.0]), np.array([8192.0]))
+    assert a.ttft_s[0] == pytest.approx(b.ttft_s[0], rel=1e-9) and a.tpot_s[0] == pytest.approx(b.tpot_s[0], rel=1e-9)
+
+
+def test_spread_prompts_wait_longer_than_equal_ones_of_the_same_mean(step):
+    """Pollaczek-Khinchine: at the same load, prompts of mixed lengths (E[I^2] > E[I]^2) queue longer."""
+    spread = make_empirical(((0, 100.0), (50, 600.0), (100, 3100.0)))
+    fixed_len = np.array([spread.mean])
+    lam, budget = np.array([8.0]), np.array([8192.0])
+    a = open_loop(step, lam, fixed_len, np.array([200.0]), budget)
+    b = open_loop(step, lam, fixed_len, np.array([200.0]), budget, lengths=RowLengths.of([spread], [None], fixed_len, [200.0]))
+    assert b.ttft_s[0] > a.ttft_s[0]
+
+
+def test_closed_loop_clients_do_not_queue_like_poisson_arrivals(step):
+    """Kingman's G/G/1 wait: with Poisson arrivals (c_a^2 = 1) equal prompts wait
+    rho / (2 (1 - rho)) x S; a closed loop's clients (c_a^2 = 0, equal prompts: c_s^2 = 0) wait for
+    no prompt ahead, only the admission steps."""
+    L = RowLengths.fixed(np.array([4096.0]), np.array([256.0]))
+    d, budget = np.array([40.0]), np.array([8192.0])
+    t, rate, pf, poisson = _steady(step, d, L, budget, arrival_scv=1.0)
+    _, _, _, closed = _steady(step, d, L, budget, arrival_scv=0.0)
+    rho = min(rate[0] * pf[0], 0.999)
+    assert poisson[0] - closed[0] == pytest.approx(rho / (2 * (1 - rho)) * pf[0], rel=1e-9)
+
+
+def test_batch_wave_by_hand(step):
+    """One wave of 8 requests, 1,000-token prompts, 101 output tokens, budget 8,192: the 8,000
+    prompt tokens take k = 1 step f (one full step of 8,000 prompt tokens); then 100 decode steps
+    t(8) at context 1,000 + 50.5; TPOT = t (k - 1 = 0 later prefill steps); TTFT = f + request
+    overhead; throughput = 8 x 101 / (f + 100 t + f) (the last step emits the last tokens)."""
+    out = batch_wave(step, np.array([8.0]), np.array([1000.0]), np.array([101.0]), np.array([1e4]), np.array([8192.0]))
+    f = step.mixed_parts(np.array([1.0]), np.array([1000.0]), np.array([8000.0]), np.array([1000.0]))[0]
+    tw, tg, rest = step.step_parts(np.array([8.0]), np.array([1000.0 + 50.5]))
+    t = max(tw[0], tg[0]) + rest[0]
+    assert out.tpot_s[0] == pytest.approx(t)
+    assert out.ttft_s[0] == pytest.approx(f + step.request_overhead_s[0])
+    assert out.output_tokens_per_s[0] == pytest.approx(8 * 101 / (f + 100 * t + f))
+    # a wave larger than the pool runs in turns: half the earlier waves are waited for
+    two = batch_wave(step, np.array([16.0]), np.array([1000.0]), np.array([101.0]), np.array([8.0]), np.array([8192.0]))
+    assert two.ttft_s[0] == pytest.approx(out.ttft_s[0] + 0.5 * (f + 100 * t))
+
+
+def test_a_later_prefill_stretches_the_tpot_of_the_wave(step):
+    """With prompts that need several budget steps (64 x 8,000 tokens, budget 8,192: k = 63), the
+    requests prefilled first decode in steps that also carry the rest: mean TPOT rises by
+    (k - 1) / 2 prefill steps over the output."""
+    out = batch_wave(step, np.array([64.0]), np.array([8000.0]), np.array([201.0]), np.array([1e4]), np.array([8192.0]))
+    tw, tg, rest = step.step_parts(np.array([64.0]), np.array([8000.0 + 100.5]))
+    f = step.mixed_parts(np.array([1.0]), np.array([8000.0]), np.array([8192.0]), np.array([8000.0]))[0]
+    assert out.tpot_s[0] == pytest.approx(max(tw[0], tg[0]) + rest[0] + 62 / 2 * f / 200)
+
+
+def test_closed_loop_takes_a_distribution(step):
+    spread = make_empirical(((0, 100.0), (50, 600.0), (100, 3100.0)))
+    L = RowLengths.of([spread], [None], [spread.mean], [300.0])
+    out = closed_loop(step, np.array([32.0]), np.array([spread.mean]), np.array([300.0]), np.array([1e4]), np.array([8192.0]), lengths=L)
+    assert np.isfinite(out.ttft_s).all() and out.output_tokens_per_s[0] > 0

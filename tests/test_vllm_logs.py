@@ -1,0 +1,389 @@
+"""vLLM's own startup logs, entry by entry: sizer's prediction of the KV tokens vLLM logs ("GPU KV cache
+size: N tokens", per replica) against every log of tests/data/vllm_logs/ (copies of the project's shared
+reference and further logs of the same public sweep held out from every derivation).
+
+Every entry is predicted from its model's config.json (tests/data/vllm_logs/configs, or the catalog), the
+device catalog's H100-SXM (79.19 GiB, as the logs' "total_memory") and the run's own arguments, under the
+rule of the release the log names. Within 2 %, or a measured reason: a separate expectation stating the
+measured error and what accounts for it, never a wider bound."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sizer.engines import EngineOverrides, configuration_breakdown, resolve_kv_dtype
+from sizer.model import arch_from_config, load_config_json
+from sizer.units import GIB
+
+DATA = Path(__file__).resolve().parent / "data" / "vllm_logs"
+SHARED = yaml.safe_load((DATA / "vllm_v019_h100_memory.yaml").read_text())["entries"]
+HELDOUT = yaml.safe_load((DATA / "vllm_v019_h100_heldout.yaml").read_text())["entries"]
+
+
+def _config(model_id: str):
+    name = model_id.replace("/", "--") + "_config.json"
+    path = next(p for p in (DATA / "configs").iterdir() if p.name.lower() == name.lower())
+    return arch_from_config(json.loads(path.read_text()), name=model_id, source=str(path))
+
+
+def _shared(entry, catalog, *, weights_gib: float | None = None):
+    """sizer's breakdown of one shared log; `weights_gib` replaces sizer's weights by the logged ones."""
+    model = _config(entry["model"])
+    a = entry["args"]
+    tp, pp = a.get("tensor_parallel_size", 1), a.get("pipeline_parallel_size", 1)
+    wd = model.native_weight_dtype
+    if entry["dtype"] == "float16" and wd == "bf16":
+        wd = "fp16"
+    kv = "fp8" if entry["kv_cache_dtype"] == "fp8" else "auto"
+    kv = kv if kv != "auto" else ("fp16" if entry["dtype"] == "float16" else "auto")
+    from sizer.engines import resolve_kv_dtype
+
+    version = entry["vllm"].lstrip("v")
+    _, m = configuration_breakdown(
+        model, catalog.gpu("H100-SXM"), engine="vllm", version=version, tp=tp, pp=pp, weight_dtype=wd,
+        kv=resolve_kv_dtype(kv, model), context_tokens=a["max_model_len"], max_model_len=a["max_model_len"],
+        overrides=EngineOverrides(memory_fraction=a["gpu_memory_utilization"]),
+    )
+    if weights_gib is not None:
+        # the same rule on the logged weights: the pool shrinks by what sizer's weights fall short, and the
+        # engine's tokens (whole blocks, per group for a hybrid model) with it
+        pool = m.kv_pool_bytes_per_gpu + (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) - weights_gib * GIB
+        return m, int(m.engine_kv_tokens * pool / m.kv_pool_bytes_per_gpu)
+    return m, m.engine_kv_tokens
+
+
+def _logged_kv_gib(entry) -> float:
+    return next(w["available_kv_cache_gib"] for w in entry["workers"] if w["available_kv_cache_gib"] is not None)
+
+
+# Logs sizer does not reproduce within 2 %, each with its measured error (sizer / logged - 1, tokens) and what
+# the log itself shows accounts for it. Weights are the config's parameters at 16 bits plus the rotary cache.
+MEASURED = {
+    "qwen-qwen2-5-72b-instruc--h100-80gb--tp2pp1dp1--8192": (
+        +0.0345,
+        "weights: sizer 67.72 GiB per GPU against the logged 67.80 (the config's 36.4B parameters per rank x 2 B + 8 MiB "
+        "of rotary cache); on a 3.04 GiB pool those 0.08 GiB alone are +2.6 %. Qwen2 checkpoints log 0.02-0.07 GiB more "
+        "than their parameters at every size here (7B: 14.25 against 14.19), a load-time allocation sizer does not know.",
+        67.80,
+    ),
+    "moonshotai-kimi-dev-72b--h100-80gb--tp2pp1dp1--8192": (
+        +0.0340,
+        "weights: sizer 67.75 GiB against the logged 67.82 (Qwen2.5-72B architecture, as above); 0.07 GiB of a 3.02 GiB pool.",
+        67.82,
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", [e for e in SHARED if e["id"] not in MEASURED], ids=lambda e: e["id"])
+def test_shared_vllm_019_log_within_two_percent(entry, catalog):
+    m, tokens = _shared(entry, catalog)
+    logged = entry["gpu_kv_cache_tokens"]
+    err = tokens / logged - 1
+    assert abs(err) < 0.02, (
+        f"{entry['source']}: sizer {tokens:,} tokens vs logged {logged:,} ({err:+.2%}); "
+        f"pool {m.engine_available_kv_bytes / GIB:.2f} vs {_logged_kv_gib(entry)} GiB"
+    )
+
+
+@pytest.mark.parametrize("entry_id", sorted(MEASURED))
+def test_shared_vllm_019_log_with_measured_reason(entry_id, catalog):
+    entry = next(e for e in SHARED if e["id"] == entry_id)
+    measured, reason, logged_weights = MEASURED[entry_id]
+    m, tokens = _shared(entry, catalog)
+    logged = entry["gpu_kv_cache_tokens"]
+    # the miss is what was measured, no more (source: entry["source"])
+    assert tokens / logged - 1 == pytest.approx(measured, abs=0.0025), reason
+    # and the reason accounts for it: the same rule on the logged weights lands within 2 %
+    _, corrected = _shared(entry, catalog, weights_gib=logged_weights)
+    assert abs(corrected / logged - 1) < 0.02, reason
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB < logged_weights - 0.05
+
+
+def _heldout(entry, catalog):
+    spec = entry["model"]
+    if spec.endswith(".json"):
+        folder = DATA / "configs" if (DATA / "configs" / spec).is_file() else Path(__file__).resolve().parent / "data" / "model_configs"
+        model = load_config_json(folder / spec)
+    else:
+        model = catalog.model(spec)
+    _, m = configuration_breakdown(
+        model, catalog.gpu("H100-SXM"), engine="vllm", version=entry.get("vllm", "0.19.0"), tp=entry["tp"], pp=entry["pp"], weight_dtype=entry["weights"],
+        kv=entry["kv"], context_tokens=entry["max_model_len"], max_model_len=entry["max_model_len"],
+        overrides=EngineOverrides(memory_fraction=entry["util"]),
+    )
+    return m
+
+
+@pytest.mark.parametrize("entry", HELDOUT, ids=lambda e: e["id"])
+def test_heldout_vllm_019_log_within_two_percent(entry, catalog):
+    m = _heldout(entry, catalog)
+    err = m.engine_kv_tokens / entry["tokens"] - 1
+    assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} ({err:+.2%})"
+
+
+# --- other releases (tests/data/vllm_logs/vllm_other_releases.yaml) ---------------------------------
+
+OTHER = yaml.safe_load((DATA / "vllm_other_releases.yaml").read_text())["entries"]
+
+
+def _other(entry, catalog, *, version: str | None = None):
+    spec = entry["model"]
+    if spec.endswith(".json"):
+        folder = DATA / "configs" if (DATA / "configs" / spec).is_file() else Path(__file__).resolve().parent / "data" / "model_configs"
+        model = load_config_json(folder / spec)
+    else:
+        model = catalog.model(spec)
+    _, m = configuration_breakdown(
+        model, catalog.gpu("H100-SXM"), engine="vllm", version=version or entry["vllm"], tp=entry["tp"], pp=1, weight_dtype=entry["weights"],
+        kv=resolve_kv_dtype("auto", model), context_tokens=entry["max_model_len"], max_model_len=entry["max_model_len"],
+        overrides=EngineOverrides(memory_fraction=entry["util"], block_size_tokens=entry["block_size"], flashinfer_installed=entry.get("flashinfer_installed")),
+    )
+    return m
+
+
+# Logs of other releases sizer does not reproduce within 2 %: the measured error (pool GiB, sizer / logged - 1) and
+# what the log shows accounts for it.
+OTHER_MEASURED = {
+    "a-gpt-oss-120b-tp1-16000": (
+        -0.0346,
+        "weights: sizer 64.51 GiB against the logged 64.38, 0.13 GiB of a 3.33 GiB pool (0.95 of one H100). The MXFP4 experts are sized with their hidden dimension padded to 3,072 (the Marlin path's "
+        "rule); the Triton path this H100 run takes pads only the scales (triton_kernels hopper_scale.py), which "
+        "would give about 60.9 GiB: the 3.5 GiB between that and the logged figure is not traced to the source.",
+        64.38,
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", [e for e in OTHER if e["id"] not in OTHER_MEASURED], ids=lambda e: e["id"])
+def test_other_release_log_within_two_percent(entry, catalog):
+    m = _other(entry, catalog)
+    err = m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1
+    assert abs(err) < 0.02, f"{entry['id']} (vLLM {entry['vllm']}): sizer {m.engine_available_kv_bytes / GIB:.2f} vs logged {entry['kv_gib']} GiB ({err:+.2%})"
+    if "tokens" in entry:
+        err = m.engine_kv_tokens / entry["tokens"] - 1
+        assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
+    # each term as logged, within 0.05 GiB (weights within 0.1): the pool is right for the right reasons
+    assert m.activation_bytes_per_gpu / GIB == pytest.approx(entry["activation_gib"], abs=0.05) or entry.get("flashinfer_installed")
+    assert m.runtime_overhead_bytes_per_gpu / GIB == pytest.approx(entry["non_torch_gib"], abs=0.05)
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.1)
+
+
+@pytest.mark.parametrize("entry_id", sorted(OTHER_MEASURED))
+def test_other_release_log_with_measured_reason(entry_id, catalog):
+    entry = next(e for e in OTHER if e["id"] == entry_id)
+    measured, reason, logged_weights = OTHER_MEASURED[entry_id]
+    m = _other(entry, catalog)
+    assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+    # the same rule on the logged weights lands within 2 %
+    pool = (m.budget_bytes - m.activation_bytes_per_gpu - m.runtime_overhead_bytes_per_gpu - m.cuda_graph_bytes_per_gpu) / GIB - logged_weights
+    assert abs(pool / entry["kv_gib"] - 1) < 0.02, reason
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB > logged_weights + 0.1, reason
+
+
+def test_releases_0_11_1_to_0_16_predict_the_undated_set_alike(catalog):
+    # Source A does not name its release; its figures place it in 0.11.1-0.16 (see the data file). Every release of
+    # that range gives the same pool for every entry, so the tag does not matter; 0.11.0 (its Docker image samples with
+    # FlashInfer) and 0.17 (Triton sampling, all-reduce fusion) do not.
+    for entry in (e for e in OTHER if e["source"] == "A" and e["id"] not in OTHER_MEASURED):
+        pools = {v: round(_other(entry, catalog, version=v).engine_available_kv_bytes / GIB, 2) for v in ("0.11.2", "0.12.0", "0.13.0", "0.14.1", "0.16.0")}
+        assert len(set(pools.values())) == 1, (entry["id"], pools)
+        assert round(_other(entry, catalog, version="0.17.0").engine_available_kv_bytes / GIB, 2) != pools["0.14.1"]
+
+
+def test_sampler_path_change_between_016_and_017_as_logged():
+    # Qwen3-14B on one H100, the same sweep under three releases: the pool grows by 3.40 GiB from 0.16
+    # (sort path, 38 B per logit) to 0.17 (Triton, 14 B + the [132 x vocab] buffer): 1,024 x 151,936 x 24 B
+    # - 132 x 151,936 x 4 B = 3.40 GiB.
+    runs = {e["vllm"]: e for e in HELDOUT if e["id"].startswith("qwen3-14b-vllm")}
+    assert runs["0.17.0"]["kv_gib"] - runs["0.16.0"]["kv_gib"] == pytest.approx((1024 * 151936 * 24 - 132 * 151936 * 4) / GIB, abs=0.01)
+
+
+def test_terms_match_the_logged_terms_where_derived(catalog):
+    # Qwen2.5-7B at TP 2 (the log the TP 2 non-torch term is read from) and CodeLlama-7B (forward-bound):
+    # each logged term within 0.05 GiB.
+    qwen = next(e for e in SHARED if e["id"] == "qwen-qwen2-5-7b-instruct--h100-80gb--tp2pp1dp1--8192")
+    m, _ = _shared(qwen, catalog)
+    w = qwen["workers"][0]
+    assert m.activation_bytes_per_gpu / GIB == pytest.approx(w["activation_gib"], abs=0.05)
+    assert m.runtime_overhead_bytes_per_gpu / GIB == pytest.approx(w["non_torch_gib"], abs=0.05)
+    llama = next(e for e in SHARED if e["id"].startswith("codellama"))
+    m, _ = _shared(llama, catalog)
+    assert m.activation_bytes_per_gpu / GIB == pytest.approx(llama["workers"][0]["activation_gib"], abs=0.05)
+
+
+def test_every_shared_log_is_in_a_table():
+    ids = [e["id"] for e in SHARED]
+    assert len(ids) == 40 and len(set(ids)) == 40
+    assert set(MEASURED) <= set(ids)
+
+
+# --- the rule's parts by release, worked by hand --------------------------------------------------
+
+
+def test_sampler_path_by_release(catalog):
+    # Qwen2.5-7B, H100, defaults (1,024 rows, 8,192-token budget): logits 1,024 x 152,064.
+    # held: hidden states (8,192 + 2 x 1,024) x 3,584 x 2 B = 73,400,320 B.
+    # sort (0.14, topk_topp_sampler.py apply_top_k_top_p -> logits.sort): 38 B per element
+    #   = 1,024 x 152,064 x 38 = 5,917,114,368 B.
+    # Triton (0.19, apply_top_k_top_p_triton): 14 B per element + 132 x 152,064 x 4 B = 2,179,989,504 + 80,289,792.
+    # FlashInfer (0.21, on by default): 14 B per element, no buffer.
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    model = _config("Qwen/Qwen2.5-7B-Instruct")
+    gpu = catalog.gpu("H100-SXM")
+    p = VllmPolicy()
+    held = 73_400_320
+    for version, expected in (("0.14.1", 5_917_114_368), ("0.19.0", 2_179_989_504 + 80_289_792), ("0.21.0", 2_179_989_504)):
+        settings = p.settings(gpu, model, 1, version=version, overrides=EngineOverrides(), max_model_len=8192)
+        got, _ = p.sampler_peak(model, gpu, 1, settings, VllmRelease.of(version))
+        assert got == expected + held, version
+    # 0.9-0.11.0: FlashInfer only when installed (a pip install leaves it out: the sort path)
+    assert VllmRelease.of("0.10.2").sampler == "sort"
+    assert VllmRelease.of("0.10.2", flashinfer_installed=True).sampler == "flashinfer"
+    assert VllmRelease.of("0.11.2", flashinfer_installed=True).sampler == "sort"  # opt-in from 0.11.1
+
+
+def test_release_moves_snapshot_and_cuda_graphs(catalog):
+    # Llama-3.1-8B TP 2 on H100, non-torch increase after the snapshot, worked by hand from VllmRelease:
+    # 0.10 (snapshot before distributed init): 0.13 kernels + 0.42 first collectives + 1.00 communicators made at init;
+    # 0.14 (snapshot after it, no all-reduce fusion): 0.13 + 0.42 = 0.55 GiB (source A's TP 2 logs: 0.55, 0.54);
+    # 0.19 (fusion on by default from 0.17; 0.25 from 0.18): 0.25 + 1.82 = 2.07 GiB (the held-out 0.19 log: 2.07);
+    # 0.20 subtracts its CUDA-graph estimate (0.30 GiB + 32 layers x 16 MiB = 0.80 GiB) from the budget.
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+
+    def mb(version, tp=2):
+        return configuration_breakdown(model, gpu, engine="vllm", version=version, tp=tp, pp=1, weight_dtype="bf16", kv="bf16",
+                                       context_tokens=8192, max_model_len=8192, overrides=EngineOverrides(memory_fraction=0.95))[1]
+
+    m10, m14, m19, m20 = mb("0.10.2"), mb("0.14.1"), mb("0.19.0"), mb("0.20.0")
+    assert m10.runtime_overhead_bytes_per_gpu == pytest.approx((0.13 + 0.42 + 1.00) * GIB)
+    assert m14.runtime_overhead_bytes_per_gpu == pytest.approx(0.55 * GIB)
+    assert m19.runtime_overhead_bytes_per_gpu == pytest.approx(2.07 * GIB)
+    assert mb("0.17.0").runtime_overhead_bytes_per_gpu == pytest.approx((0.13 + 1.82) * GIB)
+    assert mb("0.14.1", tp=1).runtime_overhead_bytes_per_gpu == pytest.approx(0.13 * GIB)
+    assert mb("0.18.0", tp=1).runtime_overhead_bytes_per_gpu == pytest.approx(0.25 * GIB)
+    assert m19.cuda_graph_bytes_per_gpu == 0
+    assert m20.cuda_graph_bytes_per_gpu == pytest.approx(0.30 * GIB + 32 * 16 * 2**20)
+    assert m19.kv_pool_bytes_per_gpu - m20.kv_pool_bytes_per_gpu == pytest.approx(m20.cuda_graph_bytes_per_gpu)
+    # 0.8: every non-torch byte, the CUDA context (0.51 GiB on H100) included
+    assert mb("0.8.5").runtime_overhead_bytes_per_gpu - m10.runtime_overhead_bytes_per_gpu == pytest.approx(0.51 * GIB)
+    # a 0.17+ install without FlashInfer (not the wheel's default) has no fusion: the pre-0.17 TP term
+    no_fi = configuration_breakdown(model, gpu, engine="vllm", version="0.19.0", tp=2, pp=1, weight_dtype="bf16", kv="bf16", context_tokens=8192,
+                                    max_model_len=8192, overrides=EngineOverrides(memory_fraction=0.95, flashinfer_installed=False))[1]
+    assert no_fi.runtime_overhead_bytes_per_gpu == pytest.approx((0.25 + 0.42) * GIB)
+
+
+def test_moe_workspace_is_held_through_the_sampler_run_from_0_14(catalog):
+    # Qwen3-30B-A3B, one H100, 8,192 tokens: N = 2 x 768, K = 2,048, top-8.
+    # 0.14+ (FusedMoEModularKernel via the WorkspaceManager): workspace13 8,192 x 8 x max(768, 2,048) and workspace2
+    #   8,192 x 8 x max(1,536, 2,048), 2 B each = 536,870,912 B, still allocated when the sampler run peaks.
+    # 0.13 (fused_experts_impl, per call): cache13 8,192 x 8 x 2,048 + cache2 8,192 x 8 x 768 + output 8,192 x 2,048,
+    #   2 B = 402,653,184 B, freed before the sampler runs.
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    model = catalog.model("qwen3-30b-a3b")
+    p = VllmPolicy()
+    assert p.moe_workspace_bytes(model, 1, 8192, VllmRelease.of("0.19.0")) == 536_870_912
+    assert p.moe_workspace_bytes(model, 1, 8192, VllmRelease.of("0.13.0")) == 402_653_184
+    # 0.14-0.17 chunk at 16,384 tokens: a 32,768-token budget keeps 16,384 tokens of workspace and a separate output
+    assert p.moe_workspace_bytes(model, 1, 32768, VllmRelease.of("0.16.0")) == 16384 * 8 * 4096 * 2 + 32768 * 2048 * 2
+    assert p.moe_workspace_bytes(model, 1, 32768, VllmRelease.of("0.19.0")) == 32768 * 8 * 4096 * 2
+    gpu = catalog.gpu("H100-SXM")
+    s19 = p.settings(gpu, model, 1, version="0.19.0", overrides=EngineOverrides(), max_model_len=8192)
+    s13 = p.settings(gpu, model, 1, version="0.13.0", overrides=EngineOverrides(), max_model_len=8192)
+    from sizer.memory import KvFormat
+
+    m19 = p.breakdown(model, gpu, tp=1, pp=1, weight_dtype="bf16", kv=KvFormat.of("bf16"), settings=s19, context_tokens=8192)
+    m13 = p.breakdown(model, gpu, tp=1, pp=1, weight_dtype="bf16", kv=KvFormat.of("bf16"), settings=s13, context_tokens=8192)
+    samp19 = next(v for k, _, v in m19.detail if k == "dummy sampler run")
+    sampler_alone, _ = p.sampler_peak(model, gpu, 1, s19, VllmRelease.of("0.19.0"))
+    assert samp19 == sampler_alone + 536_870_912
+    # the held-out 0.19 log: torch peak increase 2.68 GiB (sizer: that sum + 32 MiB cuBLAS)
+    assert m19.activation_bytes_per_gpu / GIB == pytest.approx(2.68, abs=0.02)
+    assert next(v for k, _, v in m13.detail if k == "dummy sampler run") == p.sampler_peak(model, gpu, 1, s13, VllmRelease.of("0.13.0"))[0]
+    # MXFP4 (gpt-oss) runs the monolithic Triton path: nothing held
+    assert not p.moe_workspace_held(catalog.model("gpt-oss-20b"), "mxfp4", VllmRelease.of("0.19.0"))
+
+
+def test_vision_profile_holds_the_dummy_images(catalog):
+    # Gemma-3-27B at 8,192 tokens: 8,192 // 256 = 32 images of 3 x 896^2 pixels in bf16 = 154,140,672 B, and their
+    # 8,192 x 5,376 x 2 B outputs; Llama-4-Scout: 8,192 // 2,448 = 3 images of 17 tiles of 336^2.
+    from sizer.engines import VllmPolicy
+
+    p = VllmPolicy()
+    gemma = _config("google/gemma-3-27b-it")
+    s = p.settings(catalog.gpu("H100-SXM"), gemma, 1, version="0.19.0", overrides=EngineOverrides(), max_model_len=8192)
+    held, _ = p.vision_profile_held_bytes(gemma, s)
+    assert held == 32 * 3 * 896**2 * 2 + 8192 * 5376 * 2
+    scout = load_config_json(DATA / "configs" / "meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json")
+    assert (scout.vision_item_tiles, scout.vision_item_tokens) == (17, 2448)
+    held, _ = p.vision_profile_held_bytes(scout, s)
+    assert held == 3 * 17 * 3 * 336**2 * 2 + 3 * 2448 * 5120 * 2
+
+
+def test_pipeline_stages_run_the_sampler_on_the_last_only(catalog):
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+    from sizer.engines import VllmPolicy
+
+    from sizer.memory import KvFormat
+
+    p = VllmPolicy()
+    settings = p.settings(gpu, model, 1, version="0.19.0", overrides=EngineOverrides(memory_fraction=0.95), max_model_len=8192)
+    m = p.breakdown(model, gpu, tp=1, pp=2, weight_dtype="bf16", kv=KvFormat.of("bf16"), settings=settings, context_tokens=8192)
+    # the binding stage is the last (its lm_head and the sampler's 1.9 GiB); only it runs the sampler, and
+    # no TP collective means no lazy communicator: 0.25 GiB non-torch (the held-out PP logs: 0.07)
+    assert m.stage == 1 and [t for t, _, _ in m.detail][:2] == ["forward pass", "dummy sampler run"]
+    assert m.runtime_overhead_bytes_per_gpu == pytest.approx(0.25 * GIB)
+
+
+def test_chunked_local_attention_caps_the_request(catalog):
+    # Llama 4: RoPE layers attend within 8,192-token chunks; vLLM's ChunkedLocalAttentionSpec charges a request
+    # cdiv(min(chunk + max_num_batched_tokens, L), 16) blocks: at L = 131,072, 1,024 blocks, not 8,192.
+    model = load_config_json(Path(__file__).resolve().parent / "data" / "model_configs" / "meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json")
+    assert model.attention_chunk_size == 8192 and model.layer_types.count("full") == 12
+    _, m = configuration_breakdown(model, catalog.gpu("H200-SXM"), engine="vllm", version="0.19.0", tp=4, pp=1, weight_dtype="bf16", kv="bf16",
+                                   context_tokens=131072, max_model_len=131072)
+    assert m.engine_kv_groups == 4  # 36 chunked layers in 3 groups of 12, 12 global layers in one
+    assert m.engine_max_concurrency == pytest.approx(m.engine_gpu_blocks / (8192 + 3 * 1024))
+
+
+def test_auto_kv_dtype_is_the_checkpoint_dtype(catalog, tmp_path):
+    from click.testing import CliRunner
+
+    from sizer.cli import cli
+    from sizer.workload import load_workload
+
+    out = CliRunner().invoke(cli, ["explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "--kv-dtype", "auto", "--context-tokens", "8192",
+                                   "--engine-version", "0.19.0", "--gpu-memory-utilization", "0.95"])
+    assert out.exit_code == 0, out.output
+    # the release's own lines, with the figures of the held-out log meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--8192
+    assert "Available KV cache memory: 58.11 GiB" in out.output
+    assert "GPU KV cache size: 476,000 tokens" in out.output
+    assert "KV dtype auto" in out.output
+    p = tmp_path / "w.yaml"
+    p.write_text("model: llama-3.1-8b\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\nsearch: {kv_dtypes: [auto, fp8]}\n")
+    assert load_workload(p, catalog).search.kv_dtypes == ("bf16", "fp8")
+
+
+def test_flashinfer_installed_reaches_the_rule_from_the_workload(catalog, tmp_path):
+    # vLLM 0.11.0 with FlashInfer installed samples with it (14 B per logit), without it with the sort (38 B):
+    # Llama-3.1-8B, 1,024 rows x 128,256 vocab x 24 B = 2.94 GiB less activation with it.
+    from sizer.candidates import engine_overrides
+    from sizer.workload import load_workload
+
+    p = tmp_path / "w.yaml"
+    p.write_text('model: llama-3.1-8b\nengine_version: "0.11.0"\ntraffic: {requests_per_s: 1, prompt_tokens: 100, output_tokens: 10}\n'
+                 "memory: {flashinfer_installed: true}\n")
+    w = load_workload(p, catalog)
+    assert w.memory.flashinfer_installed is True
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+
+    def act(overrides):
+        return configuration_breakdown(model, gpu, engine="vllm", version="0.11.0", tp=1, pp=1, weight_dtype="bf16", kv="bf16",
+                                       context_tokens=8192, max_model_len=8192, overrides=overrides)[1].activation_bytes_per_gpu
+
+    assert act(EngineOverrides()) - act(engine_overrides(w)) == pytest.approx(1024 * 128256 * 24)
