@@ -20,7 +20,9 @@ Invariants checked where they apply (`check_*` below):
     (sum of replicas x max rate >= the peak demand, each size range its share);
   - JSON output is strict JSON (no NaN / Infinity); the same argv gives the same bytes;
   - a command given --time-limit-s T returns within T x 1.1 + 2 s (start-up and output);
-  - doubling the demand, adding a constraint, removing a device never lower the cost; lowering a
+  - doubling the demand, adding a constraint that restricts (available_gpus, the budgets,
+    min_replicas, redundancy: not instance_gpus, which redefines an offer and may make it
+    cheaper), removing a device never lower the cost; lowering a
     price never raises it (sweep --price-scale); loosening an SLO never raises it, where no
     candidate's max rate fell by more than the rate search's tolerance (see check_loosen);
   - fp8 KV never admits fewer sequences than bf16 (explain).
@@ -175,9 +177,16 @@ def valid_workload(rng: random.Random) -> dict:
     return w
 
 
-def constraints(rng: random.Random, devices: list[str]) -> dict:
+RESTRICTING = ["available_gpus", "budget_usd_per_hour", "budget_usd_per_month", "min_replicas", "redundancy"]
+
+
+def constraints(rng: random.Random, devices: list[str], restricting_only: bool = False) -> dict:
+    """A constraints section. `restricting_only`: none that redefines an offer (instance_gpus sets
+    the instance size a device is rented in, overriding prices.yaml: a smaller instance can make
+    a plan cheaper, so it is no constraint that "never lowers the cost")."""
     c: dict = {}
-    pick = rng.sample(["available_gpus", "budget_usd_per_hour", "budget_usd_per_month", "min_replicas", "redundancy", "instance_gpus"], rng.randint(1, 2))
+    keys = RESTRICTING if restricting_only else [*RESTRICTING, "instance_gpus"]
+    pick = rng.sample(keys, rng.randint(1, 2))
     for key in pick:
         if key == "available_gpus":
             c[key] = {d: rng.choice([1, 4, 8, 16, 64]) for d in rng.sample(devices, 1)}
@@ -470,7 +479,7 @@ def relation_case(rng: random.Random) -> Case:
         argv = [solve_a, ["solve", "{dir}/b.yaml", "--format", "json"]]
     elif relation == "add_constraint":
         b = json.loads(json.dumps(w))
-        b["constraints"] = constraints(rng, b["search"]["devices"])
+        b["constraints"] = constraints(rng, b["search"]["devices"], restricting_only=True)
         files["b.yaml"] = to_yaml(b)
         argv = [solve_a, ["solve", "{dir}/b.yaml", "--format", "json"]]
     elif relation == "remove_device":
