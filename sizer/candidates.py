@@ -28,7 +28,7 @@ from .model import ModelArch
 from .residency import Admission, admission
 from .efficiency import efficiency_table
 from .perf import build_step_model
-from .queueing import Capacity, Demand, Limits, LoadPoint, evaluate_load, max_rate
+from .queueing import SEARCH_MARGIN, Capacity, Demand, Limits, LoadPoint, evaluate_load, max_rate
 from .units import GIB, REQUIRES_NATIVE
 from .workload import Workload
 
@@ -156,14 +156,25 @@ def memory_reason(m: MemoryBreakdown, tp: int, pp: int) -> str | None:
     return None
 
 
+def _past(value: float, bound: float) -> str:
+    """How a latency at zero load fails its bound: above it, or within the share of it the rate
+    search keeps in hand (queueing.SEARCH_MARGIN)."""
+    if value > bound:
+        return f"> {bound:g} s"
+    return f"within {SEARCH_MARGIN:.1%} of {bound:g} s (the share of each bound the search keeps in hand)"
+
+
 def _latency_reason(point: LoadPoint, i: int, workload: Workload, violations: dict[str, np.ndarray], m: MemoryBreakdown, max_num_seqs: int) -> str:
+    # the violations were found against the bounds less SEARCH_MARGIN, as max_rate searches
     if violations["ttft"][i]:
-        key, bound = next((k, b) for k, b in workload.slo.ttft_s if point.ttft_s[k][i] > b)
+        key, bound = next((k, b) for k, b in workload.slo.ttft_s if point.ttft_s[k][i] > b * (1 - SEARCH_MARGIN))
         p = workload.traffic.prompt_tokens.quantile(float(key[1:]))
-        return f"TTFT {key} {point.ttft_s[key][i]:.3f} s at zero load (prefill of the {p:,.0f}-token {key} prompt) > {bound:g} s"
+        value = point.ttft_s[key][i]
+        return f"TTFT {key} {value:.3f} s at zero load (prefill of the {p:,.0f}-token {key} prompt) {_past(value, bound)}"
     if violations["tpot"][i]:
-        key, bound = next((k, b) for k, b in workload.slo.tpot_s if point.tpot_s[k][i] > b)
-        return f"TPOT {key} {point.tpot_s[key][i]:.4f} s at batch 1 > {bound:g} s"
+        key, bound = next((k, b) for k, b in workload.slo.tpot_s if point.tpot_s[k][i] > b * (1 - SEARCH_MARGIN))
+        value = point.tpot_s[key][i]
+        return f"TPOT {key} {value:.4f} s at batch 1 {_past(value, bound)}"
     if violations["memory"][i]:
         return f"memory holds {m.max_concurrency} sequence(s) at {m.context_tokens:,} tokens; even a trickle of load needs more"
     if violations["max_num_seqs"][i]:

@@ -452,3 +452,20 @@ def test_a_requests_per_s_sweep_with_no_plan_renders_as_a_table(tmp_path, capsys
 def test_sizer_alone_prints_its_help(capsys):
     code, out, err = run(capsys)
     assert code == 0 and out.startswith("Usage: sizer") and err == ""
+
+
+def test_a_latency_within_the_search_margin_at_zero_load_is_told_as_such(tmp_path, capsys):
+    # Found by benchmarks/fuzz.py (case seed 12001609): a TTFT at zero load between the bound less
+    # SEARCH_MARGIN and the bound failed the search but no bound in the reason's lookup
+    # (StopIteration). The reason now says it is within the margin.
+    path = write(
+        tmp_path / "w.yaml",
+        "model: qwen3-235b-a22b\ntraffic: {prompt_tokens: {p50: 1024}, output_tokens: {p90: 188}, requests_per_s: 11.8}\n"
+        "slo: {ttft_s: {p99: 0.1744}, tpot_s: 0.08264}\nsearch: {devices: [L4, MI300X], pp: [1], kv_dtypes: [bf16, fp8]}\n",
+    )
+    code, out, err = run(capsys, "sweep", path, "--tpot-p99-s", "0.1402,0.2804", "--quiet", "--format", "json")
+    assert code == 0, err
+    from sizer.candidates import _past
+
+    assert _past(0.1745, 0.1744) == "> 0.1744 s"
+    assert "within 0.1% of 0.1744 s" in _past(0.17439, 0.1744)
