@@ -3,6 +3,9 @@
 The library never prints; `sizer.cli` is a thin layer over these functions.
 """
 
+import sys as _sys
+import types as _types
+
 __version__ = "0.1.0"
 
 # Names resolve on first use (PEP 562): `sizer solve` then imports what it runs, not the
@@ -31,8 +34,15 @@ _HOMES = {
     "Plan": "optimize",
     "solve": "optimize",
     "Constraints": "purchasing",
+    "comparison_to_frame": "report",
     "explanation_to_dict": "report",
     "plan_to_dict": "report",
+    "plan_to_frame": "report",
+    "render_plan": "report",
+    "Trace": "traces",
+    "TraceSummary": "traces",
+    "read_trace_file": "traces",
+    "summarise": "traces",
     "Simulation": "simulate",
     "simulate_workload": "simulate",
     "SweepResult": "sweep",
@@ -43,6 +53,22 @@ _HOMES = {
     "Workload": "workload",
     "load_workload": "workload",
 }
+
+
+# `compare` and `sweep` name both a function of the API and the module it lives in: importing the
+# module (sizer.compare) would set the package's attribute to the module and hide the function.
+# The package keeps the function: a submodule bound under one of these names is not stored.
+_SHADOWED = frozenset(name for name, home in _HOMES.items() if name == home)
+
+
+class _Package(_types.ModuleType):
+    def __setattr__(self, name: str, value) -> None:
+        if name in _SHADOWED and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

@@ -153,6 +153,8 @@ def memory_reason(m: MemoryBreakdown, tp: int, pp: int) -> str | None:
             f"one {m.context_tokens:,}-token sequence needs {_gib(m.sequence_bytes_per_gpu)} of KV per GPU {where}; "
             f"the pool holds {_gib(m.kv_pool_bytes_per_gpu)}"
         )
+    if m.engine == "vllm" and m.max_model_len and m.engine_max_concurrency < 1:
+        return max_model_len_reason(m, where)
     return None
 
 
@@ -162,6 +164,17 @@ def _past(value: float, bound: float) -> str:
     if value > bound:
         return f"> {bound:g} s"
     return f"within {SEARCH_MARGIN:.1%} of {bound:g} s (the share of each bound the search keeps in hand)"
+
+
+def max_model_len_reason(m: MemoryBreakdown, where: str = "") -> str:
+    """vLLM refuses to start when its KV pool cannot hold one request of max_model_len tokens
+    (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory; V0 raised the same in
+    raise_if_cache_size_invalid)."""
+    need = m.kv_pool_bytes_per_gpu / m.engine_max_concurrency if m.engine_max_concurrency > 0 else math.inf
+    return (
+        f"vLLM refuses to start {where}: one {m.max_model_len:,}-token request (--max-model-len) needs {_gib(need)} of KV per GPU, "
+        f"the pool holds {_gib(m.kv_pool_bytes_per_gpu)}"
+    ).replace("  ", " ")
 
 
 def _latency_reason(point: LoadPoint, i: int, workload: Workload, violations: dict[str, np.ndarray], m: MemoryBreakdown, max_num_seqs: int) -> str:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+import difflib
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from functools import cached_property
@@ -41,6 +43,41 @@ PRICING_KINDS = ("on_demand", "reserved_1y", "reserved_3y", "spot")
 #   user           the user's own price file (--prices, pricing.files): a negotiated rate
 SOURCE_KINDS = ("marketplace", "secondary", "provider_page", "user")
 FIRST_PARTY_KINDS = ("provider_page", "user")
+
+# Words in the names nvidia-smi and rocm-smi print that do not tell devices apart: the vendor,
+# the product line, the memory type, AMD's OAM form factor and VF (a virtual function in a VM),
+# NVIDIA's AC (a power variant of B300).
+_DEVICE_NOISE = frozenset({"nvidia", "amd", "instinct", "tesla", "hbm3", "hbm3e", "hbm2e", "oam", "vf", "ac", "gpu", "corporation"})
+
+
+def device_key(name: str) -> str:
+    """A device name reduced to what tells devices apart: lower case, the words of _DEVICE_NOISE
+    dropped, no separators (`NVIDIA H100 80GB HBM3` -> `h10080gb`, the key of alias H100-80GB)."""
+    words = [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w and w not in _DEVICE_NOISE]
+    return "".join(words)
+
+
+# Words of a model id that do not change the architecture: tuning variants and the `Meta-` prefix.
+_MODEL_VARIANTS = frozenset({"instruct", "chat", "hf", "it", "base", "meta", "sft", "dpo", "rlhf"})
+
+
+def model_key(name: str) -> str:
+    """A model id reduced to its architecture: the organisation, the words of _MODEL_VARIANTS,
+    versions such as v0.1 and dates such as 2507 dropped, lower case, no separators
+    (`meta-llama/Meta-Llama-3.1-8B-Instruct` -> `llama3.18b`)."""
+    return "".join(_model_words(name))
+
+
+def _model_words(name: str) -> list[str]:
+    base = str(name).strip().lower().rsplit("/", 1)[-1]
+    words = [w for w in re.split(r"[-_\s]+", base) if w]
+    kept = [w for w in words if w not in _MODEL_VARIANTS and not re.fullmatch(r"v\d+\.\d+|\d{4}", w)]
+    return kept or words
+
+
+def _model_sizes(name: str) -> frozenset[str]:
+    """The size words of a model id: 8b, 70b, 8x7b, a22b."""
+    return frozenset(w for w in _model_words(name) if re.fullmatch(r"(\d+x)?\d+(\.\d+)?[bm]|a\d+(\.\d+)?b", w))
 INTERCONNECTS = ("nvlink", "infinity_fabric", "pcie")
 COMPUTE_FORMATS = ("bf16", "fp8", "int8", "fp4")
 
@@ -159,14 +196,30 @@ class Catalog:
                 index[key.lower()] = gpu
         return index
 
+    @cached_property
+    def _gpu_keys(self) -> dict[str, Gpu | None]:
+        """device_key of every name and alias; None where two devices would share a key."""
+        index: dict[str, Gpu | None] = {}
+        for gpu in self.gpus:
+            for key in {device_key(k) for k in (gpu.name, *gpu.aliases)}:
+                index[key] = gpu if index.get(key, gpu) is gpu else None
+        return index
+
     def gpu(self, name: str, where: str = "") -> Gpu:
-        """The GPU called `name` (or one of its aliases), case-insensitive."""
-        found = self._gpu_index.get(str(name).lower())
+        """The GPU called `name`: its name or an alias, case-insensitive, or the name nvidia-smi or
+        rocm-smi prints (`NVIDIA H100 80GB HBM3`, `AMD Instinct MI300X`: device_key)."""
+        found = self._gpu_index.get(str(name).lower()) or self._gpu_keys.get(device_key(name))
         if found is None:
             names = [g.name for g in self.gpus]
+            keys = {device_key(k): g.name for g in self.gpus for k in (g.name, *g.aliases)}
+            key = device_key(name)
+            chip = re.match(r"[a-z]+\d+", key)
+            family = [k for k in keys if chip and k.startswith(chip.group(0))]
+            close = difflib.get_close_matches(key, family, n=1, cutoff=0.0) if family else difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
+            hint = f" (did you mean '{keys[close[0]]}'?)" if close else ""
             raise UnknownNameError(
-                f"{where}unknown device {name!r}{did_you_mean(name, [*names, *(a for g in self.gpus for a in g.aliases)])}; "
-                f"the catalog has: {', '.join(names)}"
+                f"{where}unknown device {name!r}{hint}; the catalog has: {', '.join(names)} "
+                "(add a device to gpus.yaml, or give --catalog a folder with your own)"
             )
         return found
 
@@ -217,18 +270,54 @@ class Catalog:
     def model_names(self) -> list[str]:
         return [m.name for m in self.models]
 
+    @cached_property
+    def _model_keys(self) -> dict[str, list[ModelEntry]]:
+        index: dict[str, list[ModelEntry]] = {}
+        for entry in self.models:
+            for key in {model_key(k) for k in (entry.name, *entry.aliases, *((entry.hf_id,) if entry.hf_id else ()))}:
+                index.setdefault(key, [])
+                if entry not in index[key]:
+                    index[key].append(entry)
+        return index
+
     def find_model(self, name: str) -> ModelEntry | None:
+        """The catalog entry called `name` (name, alias or Hugging Face id, case-insensitive)."""
         return self._model_index.get(str(name).lower())
 
+    def match_model(self, name: str) -> ModelEntry | None:
+        """find_model, else the one entry whose model_key is the same: an id with or without its
+        organisation, `Meta-`, `-Instruct`, `-chat`, `-hf`, `-it`, `-Base`, a v0.1 or a date
+        (`meta-llama/Meta-Llama-3.1-8B` is llama-3.1-8b). None when no entry, or several, match."""
+        found = self.find_model(name)
+        if found is not None:
+            return found
+        entries = self._model_keys.get(model_key(name), [])
+        return entries[0] if len(entries) == 1 else None
+
     def model(self, name: str, where: str = "") -> ModelArch:
-        """The model called `name` in the catalog (name, alias or Hugging Face id)."""
-        entry = self.find_model(name)
+        """The model called `name` in the catalog (match_model). A Hugging Face id that matches an
+        entry only as a variant (base for instruct, ...) is the id the launch line serves."""
+        entry = self.match_model(name)
         if entry is None:
+            spellings = [k for m in self.models for k in (m.name, *m.aliases, *((m.hf_id,) if m.hf_id else ()))]
+            keys = {model_key(k): m.name for m in self.models for k in (m.name, *m.aliases, *((m.hf_id,) if m.hf_id else ()))}
+            key = model_key(name)
+            # suggest only a model of the same size (qwen3-14b is not qwen3-8b)
+            sizes = _model_sizes(name)
+            same_size = [model_key(k) for k in spellings if _model_sizes(k) == sizes] if sizes else list(keys)
+            close = difflib.get_close_matches(key, same_size, n=1, cutoff=0.6)
+            several = self._model_keys.get(key, [])
+            hint = f" (it could be any of {', '.join(e.name for e in several)})" if len(several) > 1 else (f" (did you mean '{keys[close[0]]}'?)" if close else "")
             raise UnknownNameError(
-                f"{where}unknown model {name!r}{did_you_mean(name, [*self.model_names(), *(a for m in self.models for a in m.aliases)])}; "
-                f"the catalog has: {', '.join(self.model_names())}; or give a path to a config.json"
+                f"{where}unknown model {name!r}{hint}; `sizer catalog models` lists the {len(self.models)} in the catalog; "
+                "or give a path to the model's config.json (or its folder)"
             )
-        return load_model_entry(entry.path)
+        model = load_model_entry(entry.path)
+        if "/" in str(name) and str(name).lower() != (model.hf_id or "").lower():
+            # a Hugging Face id of a catalogued architecture (another variant, a base model): the
+            # launch line serves the id the user gave, not the catalog's
+            model = replace(model, hf_id=str(name), notes=(*model.notes, f"{name} has the architecture of the catalog's {entry.name}"))
+        return model
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,6 +619,9 @@ def _exists(path: Path) -> bool:
         return False
 
 
+LOCAL_ID_NOTE = "served from its folder: no Hugging Face id in the config (_name_or_path)"
+
+
 def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, where: str = "") -> ModelArch:
     """A model named in the catalog, or a path (absolute, or relative to `base_dir`) to a
     config.json or a folder holding one."""
@@ -544,7 +636,12 @@ def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, 
     if looks_like_path and exists:
         if path.is_dir() and not (path / "config.json").is_file():
             raise InputFileError(f"{where}folder {path} holds no config.json")
-        return load_config_json(path, label=str(path))
+        model = load_config_json(path, label=str(path))
+        if model.hf_id is None:
+            # no Hugging Face id in the config (_name_or_path): the engine loads the folder itself
+            folder = path if path.is_dir() else path.parent
+            model = replace(model, hf_id=os.path.normpath(str(folder)), notes=(*model.notes, LOCAL_ID_NOTE))
+        return model
     if looks_like_path and (spec.endswith(".json") or spec.startswith((".", "/", "~"))):
         raise InputFileError(f"{where}no such config.json: {path}")
     return catalog.model(spec, where)

@@ -85,11 +85,40 @@ def _output_options(f):
     return f
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0   success
+  1   any other sizer error
+  2   command-line usage
+  3   a file is missing or unreadable
+  4   YAML or JSON that does not parse
+  5   an unknown key (the message suggests the closest known one)
+  6   a value of the wrong type
+  7   a value out of range
+  8   an unknown model, device or provider
+  9   infeasible: nothing serves the workload (reasons per device), or the constraints conflict
+  10  the solver failed, or found no plan within --time-limit-s
+  11  simulate: the plan misses its SLO in simulation
+
+Errors are one line on stderr (`sizer --debug COMMAND` shows the traceback); warnings about
+the inputs go to stderr too, and into the JSON outputs' `warnings`."""
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="sizer")
 @click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
 def cli(debug: bool) -> None:
-    """Size an LLM deployment: which accelerators, how many, configured how, at what cost per token."""
+    """Size an LLM deployment: which accelerators, how many, configured how, at what cost per token.
+
+    \b
+    Start with:
+      sizer solve workloads/chat-llama-3.1-70b.yaml     the cheapest plan, why, and its launch line
+      sizer compare workloads/chat-llama-3.1-70b.yaml   the best plan on every device
+      sizer simulate workloads/chat-llama-3.1-70b.yaml  the plan request by request: PASS or FAIL
+      sizer explain --model llama-3.1-70b --device "NVIDIA H100 80GB HBM3" --tp 4
+    """
 
 
 def _plan_output_options(f):
@@ -126,7 +155,7 @@ def _plot_option(what: str):
     return deco
 
 
-@cli.command("solve")
+@cli.command("solve", short_help="The cheapest deployment that serves a workload within its SLO.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
@@ -136,7 +165,14 @@ def _plot_option(what: str):
 @_prices_option
 @_as_of_option
 def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None, price_files: tuple[Path, ...], as_of) -> None:
-    """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds."""
+    """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds.
+
+    \b
+    Examples:
+      sizer solve workloads/chat-llama-3.1-70b.yaml
+      sizer solve workloads/chat-llama-3.1-70b.yaml --format json --output plan.json
+      sizer solve my-workload.yaml --write-lp program.lp --time-limit-s 60
+    """
     deadline = Deadline(time_limit_s)  # the whole command, from here
     if plot_path:
         from .plots import check_plot_path
@@ -144,6 +180,7 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
+    _warn(w.warnings)
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
         from .plots import plot_memory
@@ -152,7 +189,7 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
     _emit(render_plan(plan, fmt), output)
 
 
-@cli.command("compare")
+@cli.command("compare", short_help="The best single-configuration plan on every device, or why none.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
@@ -167,7 +204,14 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
 @_plot_option("the cost-latency Pareto front of every feasible configuration")
 @_prices_option
 def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None, price_files: tuple[Path, ...]) -> None:
-    """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves."""
+    """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves.
+
+    \b
+    Examples:
+      sizer compare workloads/chat-llama-3.1-70b.yaml
+      sizer compare workloads/chat-llama-3.1-70b.yaml --per-provider --sort cost_per_hour
+      sizer compare workloads/chat-llama-3.1-70b.yaml --format markdown
+    """
     from .compare import compare, comparison_rows, pareto_points
     from .report import render_comparison
 
@@ -177,6 +221,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
+    _warn(w.warnings)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:
         from .plots import plot_pareto
@@ -185,7 +230,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
     _emit(render_comparison(comparison, comparison_rows(comparison, sort), fmt), output)
 
 
-@cli.command("sweep")
+@cli.command("sweep", short_help="Re-plan at each value of one parameter; where the hardware flips.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
@@ -201,7 +246,14 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @_plot_option("the cost of each device and of the plan against the swept parameter")
 @_prices_option
 def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path, price_files) -> None:
-    """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips."""
+    """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips.
+
+    \b
+    Examples:
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --scale 0.5:4:8
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --price-scale 0.5:2:7 --price-device MI300X
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --tpot-p99-s 0.03,0.05,0.08
+    """
     from .report import render_sweep
     from .sweep import parse_values, sweep
 
@@ -227,6 +279,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
+    _warn(w.warnings)
     progress = None if quiet else _progress_printer(option)
     result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=DEFAULT_TIME_LIMIT_S, option=option, deadline=deadline)
     if plot_path:
@@ -253,41 +306,68 @@ def _progress_printer(option: str):
     return show
 
 
-@cli.command("explain")
-@click.option("--model", "model_spec", required=True, help="Catalog model name, or a path to a config.json (or its folder).")
-@click.option("--device", required=True, help="Device name from the GPU catalog.")
-@click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
-@click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
-@click.option("--kv-dtype", default="bf16", show_default=True, help="KV-cache format: auto (the checkpoint's dtype, vLLM's default), bf16, fp16, fp8, int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
-@click.option("--weight-dtype", default=None, help="Weight dtype (default: the checkpoint's own).")
+@cli.command("explain", short_help="One configuration's memory per GPU, line by line (vLLM's flags).", epilog=EXIT_CODES_HELP)
+@click.option("--model", "model_spec", required=True, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder).")
+@click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
+@click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
+@click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
+@click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default="bf16", show_default=True,
+              help="KV-cache format: auto (the checkpoint's dtype, vLLM's default), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
+@click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4 (default: the checkpoint's own).")
+@click.option("--quantization", "-q", "quantization", default=None,
+              help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
 @click.option("--engine-version", default=None, help="Engine release whose memory rule and log lines apply (vLLM 0.2.4 ... 0.22, default 0.19; SGLang 0.4 ... 0.5.5).")
-@click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: the model's max_position_embeddings).")
-@click.option("--max-model-len", type=int, default=None, help="The engine's declared maximum length (default: --context-tokens).")
+@click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: --max-model-len, else the model's max_position_embeddings).")
+@click.option("--max-model-len", type=int, default=None, help="The engine's maximum length per request (default: --context-tokens, else max_position_embeddings).")
 @click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,
               help="The engine's memory fraction: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction.")
 @click.option("--block-size", type=int, default=None, help="KV block size in tokens (default: the engine's).")
-@click.option("--max-num-seqs", type=int, default=None, help="Engine sequence cap (default: the engine's for this device).")
+@click.option("--max-num-seqs", "--max-running-requests", "max_num_seqs", type=int, default=None, help="Engine sequence cap (default: the engine's for this device).")
 @click.option("--max-num-batched-tokens", type=int, default=None, help="Engine token budget per step (default: the engine's for this device).")
 @click.option("--n-parallel", type=int, default=None, help="llama.cpp slots (-np).")
 @click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
+@click.option("--served-model-name", "served_model_name", default=None, help="The model id the launch line serves (default: the catalog's Hugging Face id, the config's _name_or_path, or its folder).")
 @click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
               help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
                    "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
 @_output_options
 @_catalog_option
 def explain_cmd(
-    model_spec, device, tp, pp, kv_dtype, weight_dtype, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, flashinfer_installed, fmt, output, catalog_dir,
+    model_spec, device, tp, pp, kv_dtype, weight_dtype, quantization, engine, engine_version, context_tokens, max_model_len, memory_fraction,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, flashinfer_installed,
+    fmt, output, catalog_dir,
 ) -> None:
-    """Memory of one configuration per GPU, line by line, under the engine's own rule."""
+    """Memory of one configuration per GPU, line by line, under the engine's own rule.
+
+    \b
+    Takes vLLM's own flag spellings, so a launch line's flags can be pasted as they are:
+      --tensor-parallel-size (-tp), --pipeline-parallel-size (-pp), --kv-cache-dtype,
+      --quantization (-q), --max-num-seqs, --max-model-len, --max-num-batched-tokens,
+      --gpu-memory-utilization, --block-size, --served-model-name
+
+    \b
+    Examples:
+      sizer explain --model llama-3.1-70b --device H100-SXM --tp 4 --kv-dtype fp8 --context-tokens 7200
+      sizer explain --model meta-llama/Meta-Llama-3.1-8B --device "NVIDIA H100 80GB HBM3" \\
+          --tensor-parallel-size 1 --kv-cache-dtype fp8 --max-model-len 32768
+      sizer explain --model ./my-model/config.json --device "AMD Instinct MI300X" --quantization fp8
+    """
+    from .explain import explain_config, weight_dtype_of_quantization
+
+    if weight_dtype and quantization:
+        raise click.UsageError("give --weight-dtype or --quantization, not both")
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
+    if served_model_name:
+        from dataclasses import replace
+
+        model = replace(model, hf_id=served_model_name)
     gpu = catalog.gpu(device, where="--device: ")
     kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))
-    from .explain import explain_config
-
+    if quantization:
+        weight_dtype = weight_dtype_of_quantization(quantization, model)
     x = explain_config(
         model,
         gpu,
@@ -308,35 +388,34 @@ def explain_cmd(
         shared_prefix_tokens=shared_prefix_tokens,
         flashinfer_installed=flashinfer_installed,
     )
+    _warn(x.warnings)
     _emit(render_explanation(x, fmt), output)
 
 
-@cli.command("catalog")
+@cli.command("catalog", short_help="List the catalog's GPUs, prices or models.", epilog=EXIT_CODES_HELP)
 @click.argument("what", type=click.Choice(["gpus", "prices", "models"]))
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_plan_output_options
 @_catalog_option
 @_prices_option
 @_as_of_option
-def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None, price_files: tuple[Path, ...], as_of) -> None:
-    """List the shipped GPUs, prices (with --prices, yours laid over them) or models."""
+def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | None, price_files: tuple[Path, ...], as_of) -> None:
+    """List the shipped GPUs, prices (with --prices, yours laid over them) or models.
+
+    \b
+    Examples:
+      sizer catalog gpus
+      sizer catalog prices --format csv --output prices.csv
+      sizer catalog models --format json
+    """
     from datetime import date
 
-    from .report import catalog_rows, price_rows_table
+    from .report import render_catalog
 
     catalog = _load(catalog_dir, price_files)
-    day = as_of.date() if as_of else date.today()
-    rows = catalog_rows(catalog, what, as_of=day)
-    if fmt == "json":
-        click.echo(to_json(rows), nl=False)
-    elif what == "prices":
-        click.echo(price_rows_table(rows, day), nl=False)
-    else:
-        import pandas as pd
-
-        click.echo(pd.DataFrame(rows).to_string(index=False))
+    _emit(render_catalog(catalog, what, fmt, as_of=as_of.date() if as_of else date.today()), output)
 
 
-@cli.command("validate")
+@cli.command("validate", short_help="The latency model against measured TTFT, TPOT and throughput.", epilog=EXIT_CODES_HELP)
 @click.option(
     "--measurements",
     "measurements_file",
@@ -344,11 +423,24 @@ def catalog_cmd(what: str, fmt: str, catalog_dir: Path | None, price_files: tupl
     default=None,
     help="Your own results, in the column format of aiconfigurator's silicon_sample.csv (default: the shipped table, split into fit and score rows).",
 )
-@click.option("--rows", type=click.Choice(["all", "score", "fit", "none"]), default="all", show_default=True, help="Which rows to list one by one (table format).")
+@click.option(
+    "--rows",
+    type=click.Choice(["all", "score", "fit", "skipped", "none"]),
+    default="all",
+    show_default=True,
+    help="Which rows to list one by one (table format): modelled rows (all, score, fit), the skipped rows and why (skipped), or none (the summary only).",
+)
 @_output_options
 @_catalog_option
 def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
-    """The latency model against measured TTFT, TPOT and throughput: per row and its error."""
+    """The latency model against measured TTFT, TPOT and throughput: per row and its error.
+
+    \b
+    Examples:
+      sizer validate --rows none            the summary only, skipped rows counted by reason
+      sizer validate --rows skipped         each skipped row and why
+      sizer validate --measurements mine.csv --format json
+    """
     from .measurements import read_csv
     from .validate import render_table, to_json, validate_rows, validate_shipped
 
@@ -369,7 +461,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
         _emit(render_table(report, rows), output)
 
 
-@cli.command("calibrate")
+@cli.command("calibrate", short_help="Fit the efficiency factors to the measurement table's fit rows.", epilog=EXIT_CODES_HELP)
 @_catalog_option
 @click.option(
     "--output",
@@ -403,28 +495,88 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
     click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations from the fixed prior; RMS log error {rms}; wrote {target}")
 
 
-@cli.command("simulate")
+@cli.command("simulate", short_help="Run the plan request by request; PASS or FAIL on its SLO.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
 @click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Arrivals from a CSV (timestamp, optional prompt_tokens, output_tokens) instead of Poisson.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Arrivals from a trace (CSV or JSON Lines: a time column, optional prompt and output lengths) instead of the workload's.")
+@click.option("--trace-rate", type=click.Choice(["plan", "recorded"]), default="plan", show_default=True,
+              help="plan: scale the trace's time to the plan's load; recorded: replay it at its own rate.")
+@click.option("--trace-time-unit", type=click.Choice(["s", "ms", "us", "ns"]), default=None, help="Unit of a numeric time column (default: seconds, or the unit its name ends in).")
+@click.option("--poisson", is_flag=True, help="Poisson arrivals even when the workload has a trace.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")
 @_catalog_option
 @_prices_option
-def simulate_cmd(workload: Path, plans: tuple[str, ...], replicas: int | None, duration_s: float, seed: int, trace_path: Path | None, fmt: str, output: str | None, catalog_dir: Path | None, price_files: tuple[Path, ...]) -> None:
-    """Discrete-event simulation of a plan's replicas (continuous batching, paged KV), against the analytic model."""
+def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_rate, trace_time_unit, poisson, quiet, fmt, output, catalog_dir, price_files) -> None:
+    """Run the plan request by request: the configuration its launch line sets, PASS or FAIL on the SLO.
+
+    A discrete-event simulation of one replica of each deployment (continuous batching, chunked
+    prefill, paged KV, preemption) with the plan's --max-num-seqs, --max-num-batched-tokens,
+    --max-model-len and block size, against the analytic model at the same load.
+
+    \b
+    Examples:
+      sizer simulate workloads/chat-llama-3.1-70b.yaml
+      sizer simulate workloads/chat-llama-3.1-70b.yaml --plan H100-SXM,2,1,fp8,fp8 --replicas 3
+      sizer simulate w.yaml --trace AzureLLMInferenceTrace_conv.csv --duration-s 1800
+    """
     from .simulate import render_simulations, simulate_workload, simulation_dict
 
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
-    sims = simulate_workload(w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path)
+    _warn(w.warnings)
+    sims = simulate_workload(
+        w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path,
+        trace_rate=trace_rate, trace_time_unit=trace_time_unit, poisson=poisson, progress=None if quiet else _simulate_progress(),
+    )
     if fmt == "json":
-        _emit(to_json({"workload": w.name, "simulations": [simulation_dict(s) for s in sims]}), output)
+        _emit(to_json({"workload": w.name, "warnings": list(w.warnings), "simulations": [simulation_dict(s) for s in sims]}), output)
     else:
         _emit(render_simulations(sims, w), output)
+    if any(not s.passed for s in sims):
+        sys.exit(SIMULATED_FAIL_EXIT)
+
+
+SIMULATED_FAIL_EXIT = 11
+PROGRESS_AFTER_S = 2.0
+
+
+def _simulate_progress():
+    """Progress on stderr once a replica's run has taken a few seconds: in place on a
+    terminal, else a line per tenth of the window."""
+    import time
+
+    tty = sys.stderr.isatty()
+    state = {"label": None, "start": 0.0, "tenth": -1}
+
+    def show(label: str, clock: float, total: float) -> None:
+        now = time.monotonic()
+        if label != state["label"]:
+            state.update(label=label, start=now, tenth=-1)
+        if now - state["start"] < PROGRESS_AFTER_S:
+            return
+        done = min(clock / total, 1.0) if total > 0 else 1.0
+        text = f"simulate {label}: {min(clock, total):,.0f} of {total:,.0f} s of arrivals ({now - state['start']:.0f} s)"
+        if tty:
+            click.echo(f"\r{text}", err=True, nl=done >= 1.0)
+            return
+        tenth = int(done * 10)
+        if tenth != state["tenth"]:
+            state["tenth"] = tenth
+            click.echo(text, err=True)
+
+    return show
+
+
+def _warn(warnings) -> None:
+    """Each warning on its own stderr line (the JSON outputs carry them as `warnings`)."""
+    for text in warnings:
+        click.echo(f"warning: {text}", err=True)
 
 
 def main(argv: list[str] | None = None) -> None:

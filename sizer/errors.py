@@ -20,6 +20,7 @@ The CLI turns each of these into one line on stderr and exits with `exit_code`.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -89,6 +90,31 @@ EXIT_CODES: dict[str, int] = {
         SolverError,
     )
 }
+
+
+LINE_CHARACTERS = 200  # a reason line kept within this where the reason allows
+
+
+def reason_lines(reasons: Iterable[tuple[str, str]], indent: str = "  ") -> list[str]:
+    """One line per device: `device: reason`, the configuration's repeated device name dropped,
+    and devices whose reasons differ only by their name on one line (`RTX-3090, H20: no
+    on_demand price for {device} ...`). Each line within LINE_CHARACTERS where the reason allows:
+    a reason is never cut, only its repetitions removed."""
+    groups: dict[str, list[str]] = {}
+    for device, reason in reasons:
+        text = str(reason)
+        if text.startswith(f"{device} "):
+            text = text[len(device) + 1 :]  # "L4 tp=1 pp=1 ...: why" -> "tp=1 pp=1 ...: why"
+        shape = re.match(r"tp=\d+ pp=\d+", text)
+        if shape:  # "tp=8 pp=2 ...: A100-40GB tp=8 pp=2 needs ..." -> "tp=8 pp=2 ...: needs ..."
+            text = text.replace(f": {device} {shape.group(0)} ", ": ", 1)
+        key = text.replace(device, "{device}")
+        groups.setdefault(key, []).append(device)
+    out = []
+    for key, devices in groups.items():
+        text = key.replace("{device}", devices[0]) if len(devices) == 1 else key.replace("{device}", "the device")
+        out.append(f"{indent}{', '.join(devices)}: {text}")
+    return out
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

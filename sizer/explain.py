@@ -40,8 +40,37 @@ class Explanation:
     admission: Admission
     lines: tuple[Line, ...]
     launch_command: str
+    warnings: tuple[str, ...] = ()
     engine_log: tuple[str, ...] = ()  # the startup lines the engine release itself prints, with sizer's figures
     requested_kv_dtype: str = ""
+
+
+# vLLM's --quantization methods and the weight format each implies (None: the checkpoint's own,
+# read from its quantization_config).
+QUANTIZATION_WEIGHTS: dict[str, str | None] = {
+    "fp8": "fp8",
+    "fbgemm_fp8": "fp8",
+    "ptpc_fp8": "fp8",
+    "awq": "int4",
+    "awq_marlin": "int4",
+    "gptq": "int4",
+    "gptq_marlin": "int4",
+    "marlin": "int4",
+    "mxfp4": "mxfp4",
+    "modelopt_fp4": "nvfp4",
+    "nvfp4": "nvfp4",
+    "compressed-tensors": None,
+    "compressed_tensors": None,
+    "modelopt": None,
+}
+
+
+def weight_dtype_of_quantization(method: str, model: ModelArch) -> str:
+    """The weight format vLLM's `--quantization METHOD` runs `model` in."""
+    key = str(method).strip().lower()
+    if key not in QUANTIZATION_WEIGHTS:
+        raise FieldValueError(f"--quantization: expected one of {', '.join(QUANTIZATION_WEIGHTS)}, got {method!r}")
+    return QUANTIZATION_WEIGHTS[key] or model.native_weight_dtype
 
 
 def _gib(x: float) -> str:
@@ -103,9 +132,9 @@ def explain_config(
     model: ModelArch,
     gpu: Gpu,
     *,
-    tp: int,
-    pp: int,
-    kv_dtype: str,
+    tp: int = 1,
+    pp: int = 1,
+    kv_dtype: str = "bf16",
     weight_dtype: str | None = None,
     context_tokens: int | None = None,
     gpu_memory_utilization: float | None = None,
@@ -156,8 +185,24 @@ def explain_config(
         raise FieldValueError(f"--tp/--pp: {problem}")
     if gpu_memory_utilization is not None and not 0 < gpu_memory_utilization <= 1:
         raise FieldValueError(f"--gpu-memory-utilization: expected a number > 0 and <= 1, got {gpu_memory_utilization:g}")
-    context = context_tokens if context_tokens is not None else model.max_position_embeddings
+    # one context for the concurrency figures: the one given, else the engine's max_model_len,
+    # else the model's whole window
+    if context_tokens is None:
+        context = max_model_len - speculative_tokens if max_model_len is not None else model.max_position_embeddings
+    else:
+        context = context_tokens
     model_len = max_model_len if max_model_len is not None else context + speculative_tokens
+    if context + speculative_tokens > model_len:
+        raise FieldValueError(
+            f"--context-tokens: {context:,}{f' + {speculative_tokens} speculative' if speculative_tokens else ''} tokens exceed --max-model-len {model_len:,}: "
+            "the engine refuses a sequence that long"
+        )
+    warnings = [f"{model.name}: {w}" for w in model.warnings]
+    if model.max_position_embeddings and model_len > model.max_position_embeddings:
+        warnings.append(
+            f"--max-model-len {model_len:,} exceeds {model.name}'s max_position_embeddings ({model.max_position_embeddings:,}): vLLM refuses it "
+            "unless its rope_scaling extends the window (or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)"
+        )
     overrides = EngineOverrides(
         memory_fraction=gpu_memory_utilization,
         block_size_tokens=block_size_tokens,
@@ -254,7 +299,7 @@ def explain_config(
         )
     lines.append(
         Line(
-            label="max concurrency",
+            label=f"max concurrency at {m.context_tokens:,}",
             formula=f"floor(pool / {m.sequence_bytes_per_gpu / MIB:,.1f} MiB per {m.context_tokens:,}-token sequence)",
             value=f"{adm.max_concurrency_percentile:,}",
         )
@@ -264,10 +309,15 @@ def explain_config(
     lines.append(
         Line(
             label=f"{m.engine} would log",
-            formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; max concurrency for {m.max_model_len:,} tokens {m.engine_max_concurrency:.2f}x",
+            formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; "
+            f"maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x",
             value=_gib(m.engine_available_kv_bytes),
         )
     )
+    if m.engine == "vllm" and m.fits and m.engine_max_concurrency < 1:
+        from .candidates import max_model_len_reason
+
+        warnings.append(max_model_len_reason(m) + ": lower --max-model-len")
     cmd = policy.launch_command(model, tp=tp, pp=pp, kv=kv, weight_dtype=weight_dtype, settings=eng, max_num_seqs=eng.max_num_seqs)
     return Explanation(
         model=model,
@@ -282,6 +332,7 @@ def explain_config(
         admission=adm,
         lines=tuple(lines),
         launch_command=cmd,
+        warnings=tuple(warnings),
         engine_log=engine_log_lines(
             m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0
         ),

@@ -240,7 +240,7 @@ def shape_reason(device: str, tp: int, pp: int, offers: list[Offer], kind: str) 
     largest = max(offers, key=lambda o: (o.instance_gpus, -o.usd_per_gpu_hour))
     return (
         f"{device} {shape} needs {tp * pp} GPUs in one machine; the largest {kind} instance on offer holds {largest.instance_gpus} "
-        f"({largest.price.instance_label}); set constraints.allow_cross_node to span machines, or give a larger instance (--prices)"
+        f"({largest.price.instance_label}); constraints.allow_cross_node spans machines, --prices adds a larger one"
     )
 
 

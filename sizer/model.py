@@ -116,6 +116,9 @@ class ModelArch:
     published_params: float | None = None
     published_params_source: str | None = None
     notes: tuple[str, ...] = field(default=())
+    # config.json fields that change memory or speed and that the model above leaves out
+    # (unmodelled_fields): each a sentence naming the field, its value and what sizer assumes
+    warnings: tuple[str, ...] = field(default=())
 
     # -- derived ---------------------------------------------------------------------------
     @property
@@ -432,6 +435,182 @@ def _int_list(cfg: Mapping[str, Any], key: str, where: str) -> list[int]:
     return value
 
 
+# ---------------------------------------------------------------------------------------------
+# config.json fields the model leaves out
+# ---------------------------------------------------------------------------------------------
+
+# Fields arch_from_config reads (above): the architecture sizer models.
+READ_FIELDS = frozenset(
+    {
+        "_name_or_path", "attention_bias", "decoder_sparse_step", "dtype", "experts_per_token", "first_k_dense_replace",
+        "head_dim", "hidden_size", "interleave_moe_layer_step", "intermediate_size", "intermediate_size_mlp",
+        "kv_lora_rank", "layer_types", "max_position_embeddings", "max_sequence_length", "max_window_layers",
+        "mlp_only_layers", "model_type", "moe_intermediate_size", "moe_layer_freq", "moe_num_experts", "moe_topk",
+        "n_routed_experts", "n_shared_experts", "num_attention_heads", "num_experts", "num_experts_per_tok",
+        "num_experts_per_token", "num_hidden_layers", "num_key_value_heads", "num_local_experts",
+        "num_nextn_predict_layers", "partial_rotary_factor", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+        "quantization_config", "rotary_dim", "shared_expert_intermediate_size", "shared_intermediate_size",
+        "sliding_window", "sliding_window_pattern", "text_config", "tie_word_embeddings", "top_k_experts",
+        "attention_chunk_size", "no_rope_layer_interval", "vision_config",
+        "torch_dtype", "use_qk_norm", "use_sliding_window", "v_head_dim", "vocab_size",
+    }
+)  # fmt: skip
+
+# Fields that change neither the memory nor the speed of serving: token ids, training and
+# generation settings, numerics of the same computation, bookkeeping.
+NO_EFFECT_FIELDS = frozenset(
+    {
+        "architectures", "auto_map", "transformers_version", "initializer_range", "hidden_act", "hidden_activation",
+        "use_cache", "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "indexer_rope_interleave",
+        "router_aux_loss_coef", "aux_loss_alpha", "seq_aux", "norm_topk_prob", "routed_scaling_factor", "scoring_func",
+        "topk_method", "n_group", "topk_group", "ep_size", "pretraining_tp", "tokenizer_class", "temperature", "top_p",
+        "top_k", "num_beams", "do_sample", "max_length", "min_length", "repetition_penalty", "length_penalty",
+        "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences",
+        "diversity_penalty", "num_beam_groups", "typical_p", "early_stopping", "exponential_decay_length_penalty",
+        "suppress_tokens", "begin_suppress_tokens", "torchscript", "use_bfloat16", "tf_legacy_loss", "id2label",
+        "label2id", "problem_type", "finetuning_task", "prefix", "task_specific_params", "is_decoder",
+        "add_cross_attention", "cross_attention_hidden_size", "tie_encoder_decoder", "pruned_heads",
+        "chunk_size_feed_forward", "remove_invalid_values", "ignore_index", "final_logit_softcapping",
+        "attn_logit_softcapping", "query_pre_attn_scalar", "swiglu_limit", "qk_norm_type", "mlp_bias",
+        "use_routing_bias", "initial_context_length", "mamba_ssm_dtype", "use_bidirectional_attention",
+        "vision_soft_tokens_per_image", "use_unified_vision_chunk", "video_placeholder", "mtp_transformer_layers",
+        "num_mtp_modules", "use_mtp", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings", "qk_head_dim",
+        "vocab_size_per_layer_input", "rope_local_base_freq", "rope_type", "original_max_position_embeddings",
+        "router_jitter_noise", "output_router_logits", "embedding_multiplier", "residual_multiplier",
+        "logits_scaling", "attention_multiplier", "head_dim_original", "bos_token", "eos_token", "model_max_length",
+        "layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps", "norm_eps", "use_return_dict",
+        "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "keys_to_ignore_at_inference",
+        "use_scaled_rope", "no_rope_layers", "nope_layer_interval", "attn_temperature_tuning", "floor_scale",
+        "attn_scale", "router_z_loss_coef", "moe_aux_loss_coeff", "num_nextn_predict_layers_skip", "producer",
+        "quantization", "max_window_layers_original", "output_attentions", "output_hidden_states", "output_scores",
+        "return_dict", "return_dict_in_generate", "is_encoder_decoder_original",
+    }
+)  # fmt: skip
+_NO_EFFECT_PATTERN = re.compile(r"(_token_ids?$|_token_index$|_token$|dropout|_eps$|^forced_|_id$|_ids$|penalty$|init|loss|jitter)")
+# Names that usually describe the network's shape: a field like this that sizer neither reads
+# nor knows to be harmless is named in a warning.
+_SHAPE_PATTERN = re.compile(r"(head|layer|expert|window|chunk|kv|attention|attn|hidden|intermediate|mlp|moe|ffn|lora|mamba|ssm|conv|state|dim|size|num_|^n_)")
+
+
+def _active(value: Any) -> bool:
+    return value not in (None, False, 0, "", [], {}) and not (isinstance(value, float) and value == 0.0)
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, Mapping):
+        return "a section"
+    return repr(value)
+
+
+def unmodelled_fields(
+    cfg: Mapping[str, Any], outer: Mapping[str, Any] | None = None, *, chunked_attention: bool = False, vision_counted: bool = False
+) -> tuple[str, ...]:
+    """Warnings, one per config.json field that changes memory or speed and that sizer's model
+    leaves out, each naming the field, its value and what sizer assumes instead. `cfg` is the
+    language model's config (text_config when there is one), `outer` the wrapper around it.
+
+    Known fields are checked for whether they are in effect (Gemma 4's global_head_dim,
+    num_global_key_value_heads, attention_k_eq_v, num_kv_shared_layers, enable_moe_block; an
+    attention_chunk_size the layer rule above did not use; DeepSeek sparse attention's indexer; Qwen3-Next/3.5's linear-attention
+    layers; vision towers sizer could not count and audio towers; hybrid state-space layers; a sliding window no layer rule
+    applies to). Any other field sizer neither reads nor knows to be harmless, whose name
+    suggests the network's shape and whose value is set, is named as not read."""
+    out: list[str] = []
+    head_dim = cfg.get("head_dim") or (cfg.get("hidden_size", 0) // max(int(cfg.get("num_attention_heads") or 1), 1))
+    kv_heads = cfg.get("num_key_value_heads") or cfg.get("num_attention_heads")
+    handled: set[str] = set()
+
+    def warn(key: str, text: str) -> None:
+        handled.add(key)
+        out.append(f"{key} = {_fmt_value(cfg.get(key))}: {text}")
+
+    v = cfg.get("global_head_dim")
+    if _active(v) and v != head_dim:
+        warn("global_head_dim", f"full-attention layers' head size, not modelled: every layer's KV is counted at head_dim {head_dim}")
+    v = cfg.get("num_global_key_value_heads")
+    if _active(v) and v != kv_heads:
+        warn("num_global_key_value_heads", f"full-attention layers' KV heads, not modelled: every layer's KV is counted with num_key_value_heads {kv_heads}")
+    if _active(cfg.get("attention_k_eq_v")):
+        warn("attention_k_eq_v", "keys double as values (one cached tensor), not modelled: K and V are both counted")
+    if _active(cfg.get("num_kv_shared_layers")):
+        warn("num_kv_shared_layers", "layers that reuse an earlier layer's KV cache, not modelled: every layer's KV is counted")
+    if _active(cfg.get("hidden_size_per_layer_input")):
+        warn("hidden_size_per_layer_input", "per-layer input embeddings, not counted in the weights")
+    if _active(cfg.get("use_double_wide_mlp")):
+        warn("use_double_wide_mlp", "MLPs twice as wide on some layers, not modelled")
+    if _active(cfg.get("enable_moe_block")):
+        dense = cfg.get("intermediate_size")
+        warn(
+            "enable_moe_block",
+            f"Gemma 4's MoE block layout is not modelled: the experts are counted, a dense MLP of intermediate_size {_fmt_value(dense)} beside them is not",
+        )
+    v = cfg.get("attention_chunk_size")
+    if _active(v) and not chunked_attention:
+        warn("attention_chunk_size", f"chunked local attention (KV held up to {_fmt_value(v)} tokens on those layers) beside layer_types, not modelled: layer_types decides")
+    index = [k for k in ("index_topk", "index_n_heads", "index_head_dim") if _active(cfg.get(k))]
+    if index:
+        handled.update(("index_topk", "index_n_heads", "index_head_dim"))
+        out.append(
+            ", ".join(f"{k} = {_fmt_value(cfg[k])}" for k in index)
+            + ": DeepSeek sparse attention's indexer (its key cache and top-k attention), not modelled: attention counted as dense"
+        )
+    for key in ("multi_query", "num_kv_heads", "n_head_kv", "num_key_value_groups"):
+        if _active(cfg.get(key)) and cfg.get("num_key_value_heads") is None:
+            warn(key, f"KV heads under a name sizer does not read: KV counted with num_key_value_heads = num_attention_heads ({kv_heads})")
+    types = cfg.get("layer_types")
+    if isinstance(types, list):
+        other = sorted({str(t) for t in types if "sliding" not in str(t) and "full" not in str(t) and str(t) not in ("attention", "global")})
+        if other:
+            n = sum(1 for t in types if str(t) in other)
+            warn("layer_types", f"{n} of {len(types)} layers are {', '.join(other)} (no KV cache of that kind is modelled): counted as full attention")
+    for key in ("full_attention_interval", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"):
+        if _active(cfg.get(key)) and "layer_types" not in handled:
+            warn(key, "hybrid linear-attention layers (a recurrent state, not a KV cache), not modelled: counted as full attention")
+            break
+    for key in ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval"):
+        handled.add(key)
+    if _active(cfg.get("attn_output_gate")):
+        warn("attn_output_gate", "a gate on the attention output (a q-sized projection), not counted in the weights")
+    if _active(cfg.get("cross_attention_layers")):
+        warn("cross_attention_layers", "cross-attention layers (image keys and values), not modelled")
+    for key in ("hybrid_override_pattern", "attn_layer_period", "ssm_state_size", "mamba_d_state", "mamba_num_heads", "layers_block_type"):
+        if _active(cfg.get(key)):
+            warn(key, "hybrid state-space layers (a recurrent state, not a KV cache), not modelled: counted as attention layers")
+            break
+    if _active(cfg.get("is_encoder_decoder")):
+        warn("is_encoder_decoder", "an encoder-decoder model: sizer models decoder-only transformers")
+    window = cfg.get("sliding_window")
+    if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 and cfg.get("use_sliding_window") is not False:
+        known = isinstance(types, list) or cfg.get("sliding_window_pattern") or cfg.get("use_sliding_window") is True
+        if not known and str(cfg.get("model_type")) not in ("gemma2", "mistral"):
+            warn(
+                "sliding_window",
+                f"no layer_types or sliding_window_pattern says which layers slide (model_type {cfg.get('model_type')!r}): every layer holds the whole context",
+            )
+    handled.add("attention_chunk_size")
+    for where in (outer, cfg):
+        if where is None:
+            continue
+        for key in ("vision_config", "audio_config", "speech_config"):
+            if _active(where.get(key)) and not (key == "vision_config" and vision_counted) and key not in handled:
+                handled.add(key)
+                out.append(f"{key} = a section: the {key.split('_')[0]} encoder's weights and activations are not counted")
+    for key, value in cfg.items():
+        if key in handled or key in READ_FIELDS or key in NO_EFFECT_FIELDS or _NO_EFFECT_PATTERN.search(key):
+            continue
+        if key.endswith("_config") and isinstance(value, Mapping):
+            continue
+        if _SHAPE_PATTERN.search(key) and _active(value):
+            out.append(f"{key} = {_fmt_value(value)}: not read by sizer; if it changes the network's shape, memory and speed differ from the figures")
+    return tuple(out)
+
+
 def arch_from_config(
     raw: Any,
     *,
@@ -447,10 +626,12 @@ def arch_from_config(
     if not isinstance(raw, Mapping):
         raise FieldTypeError(f"{where}: expected a JSON object (a config.json), got {type(raw).__name__}")
     cfg: dict[str, Any] = dict(raw)
+    outer: dict[str, Any] | None = None
     multimodal = False
     notes: list[str] = []
     vision_raw = cfg.get("vision_config")
     if isinstance(cfg.get("text_config"), Mapping):
+        outer = cfg
         # Multimodal wrappers (Llama 4, Gemma 3/4, Kimi-K2.5) keep the language model in text_config;
         # the vision/audio towers are not counted.
         multimodal = True
@@ -624,6 +805,7 @@ def arch_from_config(
         published_params=published_params,
         published_params_source=published_params_source,
         notes=tuple(notes),
+        warnings=unmodelled_fields(cfg, outer, chunked_attention=bool(chunk), vision_counted=bool(vision)),
     )
 
 

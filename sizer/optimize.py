@@ -76,7 +76,7 @@ from .candidates import Evaluated, load_point
 from .catalog import Catalog, Price
 from .engines import engine_policy
 from .deadline import Deadline, as_deadline
-from .errors import InfeasibleError, SolverError
+from .errors import InfeasibleError, SolverError, reason_lines
 from .fleet import (
     FleetProblem,
     Offer,
@@ -902,6 +902,13 @@ def _concurrency(e: Evaluated) -> int:
     return int(value)
 
 
+def launch_max_num_seqs(e: Evaluated) -> int:
+    """The --max-num-seqs the launch line sets: the engine's cap, lowered to what admission lets
+    the pool hold, so that the engine admits by the workload's policy (at the percentile
+    context: no preemption below it). `sizer simulate` runs with the same figure."""
+    return min(e.engine.max_num_seqs, _concurrency(e))
+
+
 def _launch_command(workload: Workload, e: Evaluated) -> str:
     policy = engine_policy(workload.engine)
     return policy.launch_command(
@@ -911,9 +918,7 @@ def _launch_command(workload: Workload, e: Evaluated) -> str:
         kv=KvFormat.of(e.config.kv_dtype),
         weight_dtype=e.config.weight_dtype,
         settings=e.engine,
-        # Capping the engine's sequence count at what admission lets the pool hold makes the
-        # engine admit by the workload's policy (at the percentile context: no preemption below it).
-        max_num_seqs=min(e.engine.max_num_seqs, _concurrency(e)),
+        max_num_seqs=launch_max_num_seqs(e),
     )
 
 
@@ -1112,9 +1117,12 @@ def plan(
 
     def nothing_serves() -> InfeasibleError:
         reasons = tuple((r.device, r.reason) for r in rejected)
-        lines = "; ".join(f"{d}: {r}" for d, r in reasons)
         split = " (nor do size buckets cover every request size)" if workload.search.size_buckets else ""
-        return InfeasibleError(f"{workload.path}: no configuration can serve this workload{split}. {lines}", reasons)
+        head = f"{workload.path}: no configuration can serve this workload{split}"
+        lines = reason_lines(reasons)
+        if len(lines) == 1:  # one device: one line
+            return InfeasibleError(f"{head}. {lines[0].strip()}", reasons)
+        return InfeasibleError("\n".join([f"{head}; per device, the configuration that came closest:", *lines]), reasons)
 
     # with size buckets, pools dedicated to each bucket may serve what no configuration serves whole
     if not feasible and not workload.search.size_buckets:

@@ -2,8 +2,8 @@
 over the day. Read here, field by field, for workload.py; used by the fleet program (optimize.py).
 
     traffic.profile           24 hourly request rates (requests/s; hour 0 = 00:00-01:00)
-    traffic.trace             a CSV of arrivals (`timestamp`, optional `prompt_tokens`,
-                              `output_tokens`): hourly rates and, when given, length percentiles
+    traffic.trace             a trace of arrivals (traces.py): a day or more gives the hourly
+                              rates, less a sample's rate; its lengths when it has them
     constraints               available_gpus, budget_usd_per_hour | budget_usd_per_month,
                               min_replicas, redundancy, allow_cross_node, instance_gpus
     pricing                   provider(s) and kind (on_demand | reserved_1y | reserved_3y | spot |
@@ -18,13 +18,11 @@ Units: requests/s, USD per hour or per month, GPUs. The month is 365/12 days (73
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import FieldTypeError, FieldValueError, InputFileError, YamlSyntaxError
+from .errors import FieldTypeError, FieldValueError
 from .schema import Fields, type_name
 
 HOURS_PER_DAY = 24
@@ -95,17 +93,6 @@ class Pricing:
         if self.kind == "mixed":
             return "on_demand"
         return None if self.kind in RESERVED_KINDS else self.kind
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TraceSummary:
-    """What a trace of arrivals gives: hourly rates and, when it has the columns, lengths."""
-
-    profile_rps: tuple[float, ...]
-    requests: int
-    span_s: float
-    prompt_tokens: tuple[float, ...] = ()  # every request's prompt length, when the column is there
-    output_tokens: tuple[float, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -260,112 +247,3 @@ def parse_size_buckets(sr: Fields, max_configurations: int) -> tuple[float, ...]
             raise FieldValueError(f"{where}[{i}]: percentiles must increase ({v:g} after {out[-1]:g})")
         out.append(float(v))
     return tuple(out)
-
-
-# ------------------------------------------------------------------------------------------------
-# traces
-# ------------------------------------------------------------------------------------------------
-
-
-# The last second an ISO 8601 time can name (9999-12-31T23:59:59): a timestamp beyond it, or
-# before its negative, is no time a trace was recorded at (1e13 s is the year 318,857).
-MAX_TIMESTAMP_S = 253_402_300_799.0
-MAX_TRACE_TOKENS = 1e9  # a prompt or output length in a trace, tokens
-
-
-def _seconds(text: str, where: str) -> float:
-    """Epoch seconds, or an ISO 8601 time read on its own clock (its hour is the hour of day)."""
-    text = text.strip()
-    try:
-        value = float(text)
-    except ValueError:
-        pass
-    else:
-        if not abs(value) <= MAX_TIMESTAMP_S:  # NaN and inf fail too
-            raise FieldValueError(f"{where}: expected epoch seconds within +-{MAX_TIMESTAMP_S:.0f} (the year 9999), got {text!r}")
-        return value
-    try:
-        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise FieldValueError(f"{where}: expected epoch seconds or an ISO 8601 time, got {text!r}") from None
-    # wall-clock time as written: hour 0 of the profile is midnight on the trace's own clock
-    return stamp.replace(tzinfo=timezone.utc).timestamp()
-
-
-def read_arrivals_csv(path: Path, label: str, *, blank_lengths: bool = False) -> tuple[list[float], list[float], list[float]]:
-    """The arrivals of a trace CSV (the workload's traffic.trace, `sizer simulate --trace`): a
-    `timestamp` per row (epoch seconds or ISO 8601), and optionally `prompt_tokens` and
-    `output_tokens`. Returns (times, prompt lengths, output lengths), one length per row where its
-    column is there and none where it is not; a blank cell is NaN with `blank_lengths` (the
-    simulator draws it from the workload's distribution), else an error."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError(f"{label}: file not found") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputFileError(f"{label}: cannot read: {exc}") from None
-    try:
-        rows = list(csv.DictReader(text.splitlines()))
-    except csv.Error as exc:
-        raise YamlSyntaxError(f"{label}: not a valid CSV: {exc}") from None
-    header = rows[0].keys() if rows else []
-    if "timestamp" not in header:
-        raise FieldValueError(f"{label}: expected a CSV with a 'timestamp' column (and optionally prompt_tokens, output_tokens)")
-    times, prompts, outputs = [], [], []
-    for i, row in enumerate(rows, start=2):
-        times.append(_seconds(row["timestamp"] or "", f"{label}: line {i}: timestamp"))
-        for col, sink in (("prompt_tokens", prompts), ("output_tokens", outputs)):
-            if col in row:
-                value = row[col]
-                if blank_lengths and value in (None, ""):
-                    sink.append(math.nan)
-                    continue
-                try:
-                    n = float(value)
-                except (TypeError, ValueError):
-                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number of tokens, got {value!r}") from None
-                if not 1 <= n <= MAX_TRACE_TOKENS:
-                    raise FieldValueError(f"{label}: line {i}: {col}: expected a number of tokens from 1 to {MAX_TRACE_TOKENS:.0e}, got {value}")
-                sink.append(n)
-    return times, prompts, outputs
-
-
-def hourly_exposure_s(start: float, end: float) -> list[float]:
-    """Seconds of [start, end] that fall in each hour of the day (hour 0 = 00:00-01:00 on the
-    timestamps' own clock): whole days at once, then the hours of the rest one by one (at most
-    25 turns, whatever the span)."""
-    exposure = [0.0] * HOURS_PER_DAY
-    day_s = HOURS_PER_DAY * 3600.0
-    whole_days = math.floor((end - start) / day_s)
-    if whole_days > 0:
-        exposure = [whole_days * 3600.0] * HOURS_PER_DAY
-        start += whole_days * day_s
-    slot = math.floor(start / 3600)
-    while slot * 3600 < end:
-        lo, hi = max(start, slot * 3600.0), min(end, (slot + 1) * 3600.0)
-        exposure[slot % HOURS_PER_DAY] += max(hi - lo, 0.0)
-        slot += 1
-    return exposure
-
-
-def read_trace(path: Path, label: str) -> TraceSummary:
-    """Hourly arrival rates (requests/s, by hour of day) from a CSV of arrivals.
-
-    rate[h] = arrivals whose hour of day is h / seconds of the trace's span [first, last arrival]
-    that fall in hour h of some day. The span must cover every hour of the day at least once."""
-    times, prompts, outputs = read_arrivals_csv(path, label)
-    if len(times) < 2:
-        raise FieldValueError(f"{label}: expected at least two arrivals, got {len(times)}")
-    start, end = min(times), max(times)
-    exposure = hourly_exposure_s(start, end)
-    missing = [h for h in range(HOURS_PER_DAY) if exposure[h] <= 0]
-    if missing:
-        raise FieldValueError(
-            f"{label}: the trace spans {(end - start) / 3600:.1f} hours and misses hour(s) {', '.join(map(str, missing))} of the day; "
-            "give at least one full day of arrivals"
-        )
-    counts = [0] * HOURS_PER_DAY
-    for t in times:
-        counts[math.floor(t / 3600) % HOURS_PER_DAY] += 1
-    profile = tuple(counts[h] / exposure[h] for h in range(HOURS_PER_DAY))
-    return TraceSummary(profile_rps=profile, requests=len(times), span_s=end - start, prompt_tokens=tuple(prompts), output_tokens=tuple(outputs))

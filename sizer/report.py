@@ -8,12 +8,13 @@ input gives byte-identical JSON (keys in a fixed order, floats rounded to fixed 
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import TYPE_CHECKING, Any
 
+from .errors import reason_lines
 from .optimize import Deployment, Plan
+from .tables import Column, csv_table, markdown_table, render_rows, text_table
 from .units import GIB
 
 if TYPE_CHECKING:  # `sizer solve` renders without loading explain (or compare, below)
@@ -29,65 +30,6 @@ def _r(x: float, digits: int = 6) -> float:
 
 def _r_opt(x: float | None, digits: int = 6) -> float | None:
     return None if x is None else _r(x, digits)
-
-
-# ---------------------------------------------------------------------------------------------
-# tables without pandas: fixed-width text, Markdown (no `tabulate`), CSV
-# ---------------------------------------------------------------------------------------------
-
-Column = tuple[str, str, str]  # (key, header, format spec such as "{:.2f}"; "" = str())
-
-
-def _cell(value: Any, fmt: str) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if fmt and isinstance(value, (int, float)):
-        return fmt.format(value)
-    return str(value)
-
-
-def text_table(rows: list[dict[str, Any]], columns: list[Column]) -> str:
-    """Right-aligned fixed-width columns under a header line, two spaces apart."""
-    cells = [[header for _, header, _ in columns]] + [[_cell(r.get(k), fmt) for k, _, fmt in columns] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(row, widths)).rstrip() for row in cells) + "\n"
-
-
-def markdown_table(rows: list[dict[str, Any]], columns: list[Column]) -> str:
-    """A GitHub-flavoured Markdown table; numbers right-aligned, '|' in text escaped."""
-
-    def esc(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    numeric = [bool(fmt) or all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows if r.get(k) is not None) for k, _, fmt in columns]
-    lines = ["| " + " | ".join(esc(h) for _, h, _ in columns) + " |"]
-    lines.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
-    for r in rows:
-        lines.append("| " + " | ".join(esc(_cell(r.get(k), fmt)) for k, _, fmt in columns) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def csv_table(rows: list[dict[str, Any]], keys: list[str]) -> str:
-    """CSV with a header of `keys`; None as an empty field, lists joined with ';'."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(keys)
-    for r in rows:
-        row = []
-        for k in keys:
-            v = r.get(k)
-            if v is None:
-                row.append("")
-            elif isinstance(v, (list, tuple)):
-                row.append(";".join(str(x) for x in v))
-            elif isinstance(v, dict):
-                row.append(json.dumps(v, sort_keys=True))
-            else:
-                row.append(v)
-        writer.writerow(row)
-    return out.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,6 +141,10 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             "mean_output_tokens": _r(w.traffic.output_tokens.mean, 3),
             "context_percentile": w.memory.context_percentile,
             "context_tokens": w.context_tokens,
+            "max_model_len": w.max_model_len,
+            "max_model_len_basis": w.max_model_len_basis,
+            "refused_fraction": _r(w.refused_fraction, 8),
+            "trace": w.traffic.trace.to_dict() if w.traffic.trace is not None else None,
             "output_tokens_per_s": _r(plan.output_tokens_per_s, 3),
             "slo": {"ttft_s": dict(w.slo.ttft_s), "tpot_s": dict(w.slo.tpot_s)},
             "pricing": {
@@ -278,6 +224,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "candidates_evaluated": plan.candidates_evaluated,
         "candidates_feasible": plan.candidates_feasible,
         "options_in_program": plan.options_in_program,
+        "warnings": list(w.warnings),
     }
     return out
 
@@ -388,16 +335,20 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     moe = f", MoE {model.num_experts} experts top-{model.num_experts_per_tok}" if model.is_moe else ""
     lines = [
         f"workload  {w['name']} ({w['path']})",
-        f"model     {model.name}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, {model.num_hidden_layers} layers{moe}",
+        f"model     {model.name}{_as_given(plan.workload)}: {model.total_params() / 1e9:.1f}B params, {model.attention_kind}, {model.num_hidden_layers} layers{moe}",
     ]
     profile = plan.workload.traffic.profile_rps
-    rate = f"{w['requests_per_s']:g} req/s"
+    rate = f"{w['requests_per_s']:.4g} req/s"
     if profile:
-        rate = f"daily profile {min(profile):g}-{max(profile):g} req/s (mean {sum(profile) / len(profile):.3g})"
+        rate = f"daily profile {min(profile):.4g}-{max(profile):.4g} req/s (mean {sum(profile) / len(profile):.3g})"
     lines.append(
         f"traffic   {rate}, mean prompt {w['mean_prompt_tokens']:,.0f} / output {w['mean_output_tokens']:,.0f} tokens, "
         f"p{w['context_percentile']:g} context {w['context_tokens']:,} tokens; SLO {slo or 'none'}"
     )
+    trace = plan.workload.traffic.trace
+    if trace is not None:
+        lines.append("trace     " + "\n          ".join(trace.describe()))
+    lines.append(f"admits    {admission_line(plan.workload)}")
     pricing = w["pricing"]
     kind = pricing["kind"] + (f" ({pricing['reserved_kind']} base + on_demand by the hour)" if pricing["kind"] == "mixed" else "")
     who = "provider " + (", ".join(pricing["providers"]) if pricing["providers"] else "any")
@@ -411,6 +362,19 @@ def _plan_header(plan: Plan, data: dict[str, Any]) -> list[str]:
     if given:
         lines.append(f"limits    {'; '.join(given)}")
     return lines
+
+
+def _as_given(w) -> str:
+    """' (as <id>)' when the workload named the model otherwise than the catalog does."""
+    spec = str(w.model_spec)
+    return "" if spec.lower() in (w.model.name.lower(), (w.model.hf_id or "").lower()) and spec.lower() == w.model.name.lower() else f" (as {spec})"
+
+
+def admission_line(w) -> str:
+    """What --max-model-len admits, in words: every request, or all but a share; and whence."""
+    refused = w.refused_fraction
+    head = "every request" if refused <= 0 else f"all but {refused * 100:.2g} % of requests (vLLM refuses longer ones)"
+    return f"{head}: prompt + output up to {w.max_model_len:,} tokens (--max-model-len), {w.max_model_len_basis}"
 
 
 def _plan_summary(plan: Plan, data: dict[str, Any]) -> list[str]:
@@ -486,8 +450,7 @@ def plan_table(plan: Plan) -> str:
         out.write(text_table(_with_price_cells(data["alternatives"]), _plan_columns(plan)))
     if data["rejected"]:
         out.write("\nREJECTED\n")
-        for r in data["rejected"]:
-            out.write(f"  {r['device']}: {r['reason']}\n")
+        out.write("".join(line + "\n" for line in reason_lines((r["device"], r["reason"]) for r in data["rejected"])))
     return out.getvalue()
 
 
@@ -578,6 +541,7 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
         "max_num_seqs": x.engine_defaults.max_num_seqs,
         "max_num_batched_tokens": x.engine_defaults.max_num_batched_tokens,
         "launch_command": x.launch_command,
+        "warnings": list(x.warnings),
         "engine_log": list(x.engine_log),
         "cuda_graph_bytes_per_gpu": int(round(m.cuda_graph_bytes_per_gpu)),
         "memory_terms": [{"term": t, "how": h, "bytes": int(round(b))} for t, h, b in m.detail],
@@ -588,7 +552,7 @@ def explanation_to_dict(x: Explanation) -> dict[str, Any]:
 def explanation_table(x: Explanation) -> str:
     out = io.StringIO()
     out.write(
-        f"{x.model.name} on {x.gpu.name}: tp={x.tp} pp={x.pp}, KV {x.kv_dtype}, weights {x.weight_dtype}, engine {x.engine}\n\n"
+        f"{x.model.name}{f' ({x.model.hf_id})' if x.model.hf_id else ''} on {x.gpu.name}: tp={x.tp} pp={x.pp}, KV {x.kv_dtype}, weights {x.weight_dtype}, engine {x.engine}\n\n"
     )
     width = max(len(ln.label) for ln in x.lines)
     vwidth = max(len(ln.value) for ln in x.lines)
@@ -610,9 +574,7 @@ def render_explanation(x: Explanation, fmt: str) -> str:
     if fmt == "csv":
         d = explanation_to_dict(x)
         d.pop("lines")
-        import pandas as pd  # only for this rendering: keeps pandas off the `sizer solve` path
-
-        return pd.DataFrame([d]).to_csv(index=False, lineterminator="\n")
+        return csv_table([d], list(d))
     return explanation_table(x)
 
 
@@ -714,6 +676,51 @@ def catalog_rows(catalog, what: str, as_of=None) -> list[dict[str, Any]]:
     return rows
 
 
+_CATALOG_COLUMNS: dict[str, list[Column]] = {
+    "gpus": [
+        ("name", "name", ""),
+        ("memory_gib", "memory GiB", "{:g}"),
+        ("usable_memory_gib", "usable GiB", "{:.2f}"),
+        ("hbm_gb_per_s", "HBM GB/s", "{:,.0f}"),
+        ("bf16_dense_tflops", "bf16 TFLOPS", "{:,.1f}"),
+        ("fp8_dense_tflops", "fp8 TFLOPS", "{:,.1f}"),
+        ("interconnect", "interconnect", ""),
+        ("link_gb_per_s", "link GB/s", "{:,.0f}"),
+        ("gpus_per_node", "GPUs/node", ""),
+        ("network_gb_per_s", "network GB/s", "{:,.0f}"),
+    ],
+    "prices": [
+        ("device", "device", ""),
+        ("provider", "provider", ""),
+        ("kind", "kind", ""),
+        ("usd_per_gpu_hour", "$/GPU-h", "{:.2f}"),
+        ("plan", "plan", ""),
+        ("price_date", "date", ""),
+    ],
+    "models": [
+        ("name", "name", ""),
+        ("hf_id", "hf_id", ""),
+        ("params_b", "params B", "{:,.2f}"),
+        ("active_params_b", "active B", "{:,.2f}"),
+        ("attention", "attention", ""),
+        ("layers", "layers", ""),
+        ("weights", "weights", ""),
+        ("max_position_embeddings", "max positions", "{:,}"),
+    ],
+}
+
+
+def render_catalog(catalog, what: str, fmt: str, as_of=None) -> str:
+    """`sizer catalog gpus|prices|models` in any table format: JSON and CSV every field of the
+    rows, the text table the columns below (prices: price_rows_table, with ages to `as_of`)."""
+    rows = catalog_rows(catalog, what, as_of=as_of)
+    if fmt == "table" and what == "prices":
+        return price_rows_table(rows, as_of)
+    if fmt == "csv":
+        return csv_table(rows, list(rows[0]) if rows else [k for k, _, _ in _CATALOG_COLUMNS[what]])
+    return render_rows(rows, _CATALOG_COLUMNS[what], fmt)
+
+
 # ---------------------------------------------------------------------------------------------
 # compare
 # ---------------------------------------------------------------------------------------------
@@ -766,7 +773,8 @@ def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str) -> str:
         return out
     out = head + "\n\n" + (text_table(feasible, cols) if feasible else "no device can serve this workload\n")
     if infeasible:
-        out += "\nCANNOT SERVE\n" + "".join(f"  {r['device']}{' (' + r['provider'] + ')' if r['provider'] else ''}: {r['reason']}\n" for r in infeasible)
+        who = [(f"{r['device']}{' (' + r['provider'] + ')' if r['provider'] else ''}", str(r["reason"] or "")) for r in infeasible]
+        out += "\nCANNOT SERVE\n" + "".join(line + "\n" for line in reason_lines(who))
     return out
 
 
@@ -817,3 +825,33 @@ def render_sweep(result, fmt: str) -> str:
         f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] not in ('infeasible', 'time_limit') else p['status'] + ': ' + (p['reason'] or '')}\n" for p in data["points"]
     )
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas DataFrames (the Python API; pandas is imported only here)
+# ---------------------------------------------------------------------------------------------
+
+
+def plan_to_frame(plan: Plan) -> "pd.DataFrame":  # noqa: F821
+    """The plan as a pandas DataFrame: one row per deployment of the plan (`role` "plan") and
+    per best plan on another device (`role` "alternative"), columns the keys of plan_to_dict's
+    deployments (device, tp, pp, kv_dtype, weight_dtype, replicas, gpus, cost_usd_per_hour,
+    cost_usd_per_million_tokens, ttft_p99_s, tpot_p99_s, binding, launch_command, ...)."""
+    import pandas as pd
+
+    data = plan_to_dict(plan)
+    rows = [{"role": "plan", **d} for d in data["deployments"]] + [{"role": "alternative", **d} for d in data["alternatives"]]
+    columns = ["role", *(data["deployments"][0] if data["deployments"] else {})]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def comparison_to_frame(comparison, sort: str = "cost") -> "pd.DataFrame":  # noqa: F821
+    """A comparison (compare.compare) as a pandas DataFrame: one row per device (or per device
+    and provider), feasible rows first in `sort` order, then the devices that cannot serve with
+    their `reason`; columns device, provider, feasible, the fields of compare.ROW_KEYS, reason."""
+    import pandas as pd
+
+    from .compare import ROW_KEYS, comparison_rows
+
+    rows = comparison_rows(comparison, sort)
+    return pd.DataFrame(rows, columns=["device", "provider", "feasible", *ROW_KEYS, "reason"])

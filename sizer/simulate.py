@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from .catalog import Catalog
 from .errors import FieldValueError, InfeasibleError
 from .perf import StepModel, build_step_model
 from .queueing import Demand, Limits, evaluate_load
+from .tables import Column, text_table
 from .workload import LengthDist, Workload
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
@@ -65,9 +67,11 @@ class ReplicaSpec:
     sliding_bytes_per_token: float
     sliding_window: int
     block_size_tokens: int
-    max_num_seqs: int
+    max_num_seqs: int  # as the plan's launch line sets it (optimize.launch_max_num_seqs)
     max_num_batched_tokens: int
     max_concurrency: int  # the analytic model's memory ceiling (sequences at the percentile context)
+    max_model_len: int = 0  # a request whose prompt + output exceeds it is refused (0: none)
+    launch_command: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +80,7 @@ class Arrivals:
     prompt_tokens: np.ndarray
     output_tokens: np.ndarray
     source: str
+    rate_rps: float | None = None  # the stream's mean rate at this replica, when it is not the plan's
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +92,7 @@ class SimResult:
     requests: int  # arrived in the measured window
     completed: int
     unfinished: int  # measured requests still running when the simulation stopped
+    refused: int = 0  # measured requests longer (prompt + output) than max_model_len: the engine refuses them
     ttft_s: dict[str, float]
     tpot_s: dict[str, float]
     output_tokens_per_s: float
@@ -117,12 +123,47 @@ class Agreement:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SloCheck:
+    """One bounded metric of the workload's SLO against the simulated percentile."""
+
+    metric: str  # "ttft_p99", "tpot_p50", ...
+    bound_s: float
+    simulated_s: float
+
+    @property
+    def met(self) -> bool:
+        return math.isfinite(self.simulated_s) and self.simulated_s <= self.bound_s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Simulation:
     replica: ReplicaSpec
     result: SimResult
     agreement: tuple[Agreement, ...]
     seed: int
     arrivals: str
+    slo_checks: tuple[SloCheck, ...] = ()
+    rate_rps: float = 0.0  # the simulated stream's rate at this replica (the analytic model's too)
+
+    @property
+    def passed(self) -> bool:
+        """Every bounded metric met, and every measured request served (none left running)."""
+        return all(c.met for c in self.slo_checks) and self.result.unfinished == 0
+
+    @property
+    def verdict(self) -> str:
+        """PASS or FAIL and why, in one line; what the percentiles rest on."""
+        r = self.result
+        why = [f"{c.metric} {c.simulated_s:.4g} s > {c.bound_s:g} s" for c in self.slo_checks if not c.met]
+        if r.unfinished:
+            why.append(f"{r.unfinished:,} of {r.requests:,} measured requests still running when the simulation stopped")
+        if why:
+            head = "FAIL: " + "; ".join(why)
+        elif self.slo_checks:
+            head = "PASS: every bound met (" + ", ".join(f"{c.metric} {c.simulated_s:.4g} <= {c.bound_s:g} s" for c in self.slo_checks) + ")"
+        else:
+            head = "NO SLO: the workload bounds no latency"
+        return head + f"; a p99 here rests on the slowest {max(r.completed // 100, 1):,} of {r.completed:,} requests"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,31 +194,84 @@ def poisson_arrivals(rate_rps: float, duration_s: float, prompt: LengthDist, out
     )
 
 
-def trace_arrivals(path: Path | str, duration_s: float, replicas: int, prompt: LengthDist, output: LengthDist, seed: int) -> Arrivals:
-    """Arrivals of a trace CSV (`timestamp` in epoch seconds or ISO 8601; optional `prompt_tokens`,
-    `output_tokens`), from its first arrival for `duration_s`, each routed to this replica with
-    probability 1 / replicas. Missing lengths are drawn from the workload's distributions."""
-    from .purchasing import read_arrivals_csv
+def trace_arrivals(
+    path: Path | str,
+    duration_s: float,
+    replicas: int,
+    prompt: LengthDist,
+    output: LengthDist,
+    seed: int,
+    *,
+    target_rps: float | None = None,
+    time_unit: str | None = None,
+) -> Arrivals:
+    """Arrivals of a trace (traces.py: CSV or JSON Lines, its columns by any usual name), each
+    routed to this replica with probability 1 / replicas; missing lengths drawn from the
+    workload's distributions.
+
+    Which part, at what speed: a trace of a day or more replays from the start of its busiest
+    hour of the day (the hour the plan sizes for), one shorter from its first arrival. With
+    `target_rps` (the plan's load over all `replicas`), time is scaled so that the trace's rate
+    (its peak hour's, or a sample's mean) becomes target_rps, and a trace shorter than the window
+    is looped; without it the trace is replayed as recorded. `source` says which."""
+    from .traces import read_trace_file, summarise
 
     path = Path(path)
     label = str(path)
-    times, prompts, outputs = read_arrivals_csv(path, label, blank_lengths=True)
-    prompts = prompts or [math.nan] * len(times)  # no column: every length drawn
-    outputs = outputs or [math.nan] * len(times)
-    t = np.asarray(times, dtype=float)
-    order = np.argsort(t, kind="stable")
-    t = t[order] - t[order][0]
+    trace = read_trace_file(path, label, time_unit=time_unit)
+    summary = summarise(trace)
+    t = trace.time_s
+    n_all = t.shape[0]
+    prompts = trace.prompt_tokens if trace.prompt_tokens is not None else np.full(n_all, np.nan)
+    outputs = trace.output_tokens if trace.output_tokens is not None else np.full(n_all, np.nan)
+    if summary.kind == "daily":
+        peak_hour = int(np.argmax(summary.profile_rps))
+        hours = np.floor(t / 3600.0).astype(np.int64)
+        first = int(np.flatnonzero(hours % 24 == peak_hour)[0])
+        start = float(hours[first] * 3600.0)
+        trace_rps = summary.profile_rps[peak_hour]
+        what = f"trace {label} (a day or more) from its busiest hour, {peak_hour:02d}:00 ({trace_rps:.4g} req/s)"
+    else:
+        start = float(t[0])
+        trace_rps = summary.mean_rps
+        cv = f", inter-arrival CV {summary.interarrival_cv:.2f}" if math.isfinite(summary.interarrival_cv) else ""
+        what = f"trace {label} (a {summary.span_text.replace(' ', '-')} sample, {trace_rps:.4g} req/s{cv})"
+    scale = target_rps / trace_rps if target_rps else 1.0
+    keep = t >= start
+    rel = (t[keep] - start) / scale
+    p_all, o_all = prompts[keep], outputs[keep]
+    span = float(rel[-1]) if rel.size else 0.0
+    loops = 0
+    if target_rps and rel.size > 1 and span < duration_s:
+        # loop the trace: each copy starts one mean gap after the last arrival of the one before
+        period = span + span / max(rel.size - 1, 1)
+        loops = int(math.ceil(duration_s / period)) - 1
+        rel = np.concatenate([rel + k * period for k in range(loops + 1)])
+        p_all = np.tile(p_all, loops + 1)
+        o_all = np.tile(o_all, loops + 1)
     rng = np.random.default_rng(seed)
-    keep = (t <= duration_s) & (rng.uniform(size=t.shape[0]) < 1.0 / max(replicas, 1))
-    p = np.asarray(prompts, dtype=float)[order][keep]
-    o = np.asarray(outputs, dtype=float)[order][keep]
+    window = rel <= duration_s
+    routed = rng.uniform(size=rel.shape[0]) < 1.0 / max(replicas, 1)
+    sel = window & routed
+    p = p_all[sel]
+    o = o_all[sel]
     p = np.where(np.isnan(p), sample_lengths(prompt, p.shape[0], rng), p)
     o = np.where(np.isnan(o), sample_lengths(output, o.shape[0], rng), o)
+    arrivals_in_window = int(np.sum(window))
+    if target_rps:
+        how = f"replayed {scale:.3g}x as fast, to the plan's {target_rps:.4g} req/s" if abs(scale - 1) > 1e-9 else f"replayed at the plan's {target_rps:.4g} req/s"
+        if loops:
+            how += f", looped {loops} time(s) to fill {duration_s:g} s"
+        rate = None
+    else:
+        rate = arrivals_in_window / duration_s / max(replicas, 1)
+        how = f"replayed as recorded: {arrivals_in_window:,} arrivals in {duration_s:g} s, {arrivals_in_window / duration_s:.4g} req/s"
     return Arrivals(
-        time_s=t[keep],
+        time_s=rel[sel],
         prompt_tokens=np.maximum(np.rint(p), 1).astype(np.int64),
         output_tokens=np.maximum(np.rint(o), 1).astype(np.int64),
-        source=f"trace {label}" + (f", 1 in {replicas} arrivals" if replicas > 1 else ""),
+        source=f"{what}, {how}" + (f"; 1 in {replicas} arrivals to this replica" if replicas > 1 else ""),
+        rate_rps=rate,
     )
 
 
@@ -228,14 +322,27 @@ def _seq_bytes(ctx: np.ndarray, spec: ReplicaSpec) -> np.ndarray:
     return bs * (blocks * spec.full_bytes_per_token + sliding * spec.sliding_bytes_per_token)
 
 
-def simulate_replica(spec: ReplicaSpec, arrivals: Arrivals, *, duration_s: float, max_drain_s: float | None = None) -> SimResult:
-    """Run the replica over the arrivals; statistics over requests arriving after the warm-up."""
+PROGRESS_EVERY_STEPS = 5000
+
+
+def simulate_replica(
+    spec: ReplicaSpec,
+    arrivals: Arrivals,
+    *,
+    duration_s: float,
+    max_drain_s: float | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> SimResult:
+    """Run the replica over the arrivals; statistics over requests arriving after the warm-up.
+    A request longer (prompt + output) than spec.max_model_len is refused on arrival, as the
+    engine refuses it. `progress(simulated_s, duration_s)` is called every few thousand steps."""
     n = arrivals.time_s.shape[0]
     arrive = arrivals.time_s
     prompt = arrivals.prompt_tokens.astype(np.int64)
     out_len = arrivals.output_tokens.astype(np.int64)
     warmup = min(60.0, 0.1 * duration_s)
     measured = arrive >= warmup
+    refused = (prompt + out_len > spec.max_model_len) if spec.max_model_len else np.zeros(n, dtype=bool)
     target = prompt.copy()  # tokens to have in the cache before the next token (prompt + recomputed output)
     cached = np.zeros(n, dtype=np.int64)  # tokens in the KV cache
     generated = np.zeros(n, dtype=np.int64)
@@ -285,8 +392,9 @@ def simulate_replica(spec: ReplicaSpec, arrivals: Arrivals, *, duration_s: float
 
     while True:
         while next_arrival < n and arrive[next_arrival] <= clock:
-            eligible[next_arrival] = arrive[next_arrival] + overhead + admit_steps * mean_dt
-            pending.append(next_arrival)
+            if not refused[next_arrival]:
+                eligible[next_arrival] = arrive[next_arrival] + overhead + admit_steps * mean_dt
+                pending.append(next_arrival)
             next_arrival += 1
         while pending and eligible[pending[0]] <= clock:
             waiting.append(pending.popleft())
@@ -371,6 +479,8 @@ def simulate_replica(spec: ReplicaSpec, arrivals: Arrivals, *, duration_s: float
         clock += dt
         mean_dt += (dt - mean_dt) / (steps + 1)
         steps += 1
+        if progress is not None and steps % PROGRESS_EVERY_STEPS == 0:
+            progress(clock, duration_s)
         # 5. outcomes
         changed = False
         if decoding.size:
@@ -399,7 +509,8 @@ def simulate_replica(spec: ReplicaSpec, arrivals: Arrivals, *, duration_s: float
         if changed:
             decoding = rebuild()
 
-    sel = measured & (arrive <= duration_s)
+    window = measured & (arrive <= duration_s)
+    sel = window & ~refused
     ttft = (first - arrive)[sel & ~np.isnan(first)]
     multi = sel & ~np.isnan(finish) & (out_len > 1)
     tpot = ((finish - first) / np.maximum(out_len - 1, 1))[multi]
@@ -410,9 +521,10 @@ def simulate_replica(spec: ReplicaSpec, arrivals: Arrivals, *, duration_s: float
     return SimResult(
         duration_s=duration_s,
         warmup_s=warmup,
-        requests=int(np.sum(sel)),
+        requests=int(np.sum(window)),
         completed=completed,
         unfinished=int(np.sum(sel)) - completed,
+        refused=int(np.sum(window & refused)),
         ttft_s={f"p{p:g}": _pct(ttft, p) for p in PERCENTILES},
         tpot_s={f"p{p:g}": _pct(tpot, p) for p in PERCENTILES},
         output_tokens_per_s=tokens / span,
@@ -462,6 +574,7 @@ def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: in
     """The simulator's view of an evaluated candidate (candidates.Evaluated) at a per-replica rate."""
     from .efficiency import efficiency_table
     from .memory import KvFormat, stage_kv
+    from .optimize import _launch_command, launch_max_num_seqs
 
     cfg = e.config
     gpu = catalog.gpu(cfg.device)
@@ -489,9 +602,11 @@ def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: in
         sliding_bytes_per_token=float(skv.sliding_bytes_per_token),
         sliding_window=int(workload.model.sliding_window),
         block_size_tokens=int(m.block_size_tokens),
-        max_num_seqs=int(e.engine.max_num_seqs),
+        max_num_seqs=int(launch_max_num_seqs(e)),
         max_num_batched_tokens=int(e.engine.max_num_batched_tokens),
         max_concurrency=int(e.max_concurrency),
+        max_model_len=int(e.engine.max_model_len),
+        launch_command=_launch_command(workload, e),
     )
 
 
@@ -532,7 +647,19 @@ def analytic(spec: ReplicaSpec, workload: Workload):
     return evaluate_load(spec.step, np.array([spec.rate_rps]), demand, limits)
 
 
-MAX_SIMULATED_REQUESTS = 1_000_000  # Poisson arrivals in one replica's window
+MAX_SIMULATED_REQUESTS = 1_000_000  # arrivals at the replica's load in one window
+
+
+def slo_checks(workload: Workload, result: SimResult) -> tuple[SloCheck, ...]:
+    """Every latency bound of the workload's SLO against the simulated percentile."""
+    out = []
+    for kind, bounds, values in (("ttft", workload.slo.ttft_s, result.ttft_s), ("tpot", workload.slo.tpot_s, result.tpot_s)):
+        for key, bound in bounds:
+            out.append(SloCheck(metric=f"{kind}_{key}", bound_s=float(bound), simulated_s=float(values.get(key, math.nan))))
+    return tuple(out)
+
+
+TRACE_RATES = ("plan", "recorded")
 
 
 def simulate_workload(
@@ -544,32 +671,55 @@ def simulate_workload(
     duration_s: float = 600.0,
     seed: int = 0,
     trace: Path | str | None = None,
+    trace_rate: str = "plan",
+    trace_time_unit: str | None = None,
+    poisson: bool = False,
+    progress: Callable[[str, float, float], None] | None = None,
 ) -> list[Simulation]:
-    """Simulate every replica kind of a plan and compare it with the analytic model."""
+    """Simulate every replica kind of a plan, check it against the workload's SLO and compare
+    it with the analytic model at the same rate.
+
+    Arrivals: `trace` (a file), else the workload's own traffic.trace, else Poisson at the
+    replica's load (`poisson` forces Poisson). A trace is scaled to the plan's load
+    (`trace_rate` "plan") or replayed as recorded ("recorded"; the analytic model is then
+    evaluated at the recorded rate). `progress(label, simulated_s, duration_s)` reports long runs."""
     if not duration_s > 0:
         raise FieldValueError(f"--duration-s: expected a number > 0, got {duration_s:g}")
+    if trace_rate not in TRACE_RATES:
+        raise FieldValueError(f"--trace-rate: expected one of {', '.join(TRACE_RATES)}, got {trace_rate!r}")
+    t = workload.traffic
+    if trace is None and not poisson and t.trace_file:
+        trace, trace_time_unit = t.trace_file, trace_time_unit or t.trace_time_unit
+    if poisson:
+        trace = None
     out = []
     for spec in plan_replicas(workload, catalog, plans, replicas):
-        t = workload.traffic
         expected = spec.rate_rps * duration_s
-        if trace is None and expected > MAX_SIMULATED_REQUESTS:
+        if (trace is None or trace_rate == "plan") and expected > MAX_SIMULATED_REQUESTS:
             raise FieldValueError(
                 f"--duration-s: {duration_s:g} s at {spec.rate_rps:.4g} req/s per replica is {expected:,.0f} requests to simulate; "
-                f"at most {MAX_SIMULATED_REQUESTS:,} (about a minute and a half of simulation per 100,000)"
+                f"at most {MAX_SIMULATED_REQUESTS:,}: shorten the window"
             )
         if trace is not None:
-            arr = trace_arrivals(trace, duration_s, spec.replicas, t.prompt_tokens, t.output_tokens, seed)
+            target = spec.rate_rps * spec.replicas if trace_rate == "plan" else None
+            arr = trace_arrivals(trace, duration_s, spec.replicas, t.prompt_tokens, t.output_tokens, seed, target_rps=target, time_unit=trace_time_unit)
         else:
             arr = poisson_arrivals(spec.rate_rps, duration_s, t.prompt_tokens, t.output_tokens, seed)
-        result = simulate_replica(spec, arr, duration_s=duration_s)
-        point = analytic(spec, workload)
+        report = None if progress is None else (lambda clock, total, label=spec.label: progress(label, clock, total))
+        result = simulate_replica(spec, arr, duration_s=duration_s, progress=report)
+        rate = arr.rate_rps if arr.rate_rps is not None else spec.rate_rps
+        point = analytic(replace(spec, rate_rps=rate) if rate != spec.rate_rps else spec, workload)
         agreement = (
             Agreement(metric="ttft_p99", analytic_s=float(point.ttft_s["p99"][0]), simulated_s=result.ttft_s["p99"]),
             Agreement(metric="tpot_p99", analytic_s=float(point.tpot_s["p99"][0]), simulated_s=result.tpot_s["p99"]),
             Agreement(metric="ttft_p50", analytic_s=float(point.ttft_s["p50"][0]), simulated_s=result.ttft_s["p50"]),
             Agreement(metric="tpot_p50", analytic_s=float(point.tpot_s["p50"][0]), simulated_s=result.tpot_s["p50"]),
         )
-        out.append(Simulation(replica=spec, result=result, agreement=agreement, seed=seed, arrivals=arr.source))
+        out.append(
+            Simulation(
+                replica=spec, result=result, agreement=agreement, seed=seed, arrivals=arr.source, slo_checks=slo_checks(workload, result), rate_rps=rate
+            )
+        )
     return out
 
 
@@ -593,14 +743,19 @@ def simulation_dict(sim: Simulation) -> dict:
             "kv_pool_bytes_per_gpu": rnd(s.pool_bytes, 0),
             "max_num_seqs": s.max_num_seqs,
             "max_num_batched_tokens": s.max_num_batched_tokens,
+            "max_model_len": s.max_model_len,
+            "block_size_tokens": s.block_size_tokens,
+            "launch_command": s.launch_command,
         },
         "arrivals": sim.arrivals,
+        "simulated_rate_rps_per_replica": rnd(sim.rate_rps or s.rate_rps),
         "seed": sim.seed,
         "duration_s": r.duration_s,
         "warmup_s": r.warmup_s,
         "requests": r.requests,
         "completed": r.completed,
         "unfinished": r.unfinished,
+        "refused": r.refused,
         "ttft_s": {k: rnd(v) for k, v in r.ttft_s.items()},
         "tpot_s": {k: rnd(v) for k, v in r.tpot_s.items()},
         "output_tokens_per_s": rnd(r.output_tokens_per_s, 2),
@@ -611,6 +766,9 @@ def simulation_dict(sim: Simulation) -> dict:
         "preemptions": r.preemptions,
         "steps": r.steps,
         "simulated_s": rnd(r.simulated_s, 3),
+        "slo_checks": [{"metric": c.metric, "bound_s": c.bound_s, "simulated_s": rnd(c.simulated_s), "met": c.met} for c in sim.slo_checks],
+        "passed": sim.passed,
+        "verdict": sim.verdict,
         "agreement": [
             {
                 "metric": a.metric,
@@ -624,11 +782,25 @@ def simulation_dict(sim: Simulation) -> dict:
     }
 
 
-def render_simulations(sims: list[Simulation], workload: Workload) -> str:
-    """The simulations as text: per replica kind, the simulated percentiles next to the analytic
-    model's, KV-pool use and preemptions."""
-    import pandas as pd
+_AGREEMENT_COLUMNS: list[Column] = [
+    ("metric", "vs analytic", ""),
+    ("analytic_s", "analytic s", "{:.4f}"),
+    ("simulated_s", "simulated s", "{:.4f}"),
+    ("difference_fraction", "difference", "{:+.1%}"),
+    ("within_15_percent", "within 15%", ""),
+]
+_SLO_COLUMNS: list[Column] = [
+    ("metric", "SLO", ""),
+    ("bound_s", "bound s", "{:g}"),
+    ("simulated_s", "simulated s", "{:.4f}"),
+    ("met", "met", ""),
+]
 
+
+def render_simulations(sims: list[Simulation], workload: Workload) -> str:
+    """The simulations as text: per replica kind, the configuration run (the plan's launch
+    line), the arrivals, the SLO checks and a PASS/FAIL line, the simulated percentiles next to
+    the analytic model's, KV-pool use and preemptions."""
     out = [f"workload  {workload.name} ({workload.path})"]
     for sim in sims:
         d = simulation_dict(sim)
@@ -636,31 +808,24 @@ def render_simulations(sims: list[Simulation], workload: Workload) -> str:
         out.append("")
         out.append(
             f"replica   {c['device']} tp={c['tp']} pp={c['pp']} kv={c['kv_dtype']} weights={c['weight_dtype']}: "
-            f"1 of {c['replicas']} replica(s), {c['rate_rps_per_replica']:.3g} req/s ({d['arrivals']}), seed {d['seed']}"
+            f"1 of {c['replicas']} replica(s) at {c['rate_rps_per_replica']:.4g} req/s; max_num_seqs {c['max_num_seqs']:,}, "
+            f"max_num_batched_tokens {c['max_num_batched_tokens']:,}, max_model_len {c['max_model_len']:,}, block {c['block_size_tokens']}"
         )
+        out.append(f"arrivals  {d['arrivals']}, seed {d['seed']}")
+        refused = f", {d['refused']:,} refused (longer than max_model_len)" if d["refused"] else ""
         out.append(
             f"window    {d['duration_s']:g} s of arrivals, first {d['warmup_s']:g} s not counted; {d['requests']:,} requests measured, "
-            f"{d['completed']:,} completed, {d['unfinished']:,} unfinished; {d['steps']:,} engine steps over {d['simulated_s']:,.1f} s"
+            f"{d['completed']:,} completed, {d['unfinished']:,} unfinished{refused}; {d['steps']:,} engine steps over {d['simulated_s']:,.1f} s"
         )
         out.append(
             f"KV pool   mean {d['kv_utilization_mean']:.1%} used, peak {d['kv_utilization_max']:.1%}; running batch mean {d['running_mean']:.1f}, "
             f"p99 {d['running_p99']:g}; preemptions {d['preemptions']:,}; {d['output_tokens_per_s']:,.0f} output tokens/s"
         )
-        rows = []
-        for a in d["agreement"]:
-            diff = a["difference_fraction"]
-            rows.append(
-                {
-                    "metric": a["metric"],
-                    "analytic s": "-" if a["analytic_s"] is None else f"{a['analytic_s']:.4f}",
-                    "simulated s": "-" if a["simulated_s"] is None else f"{a['simulated_s']:.4f}",
-                    "difference": "-" if diff is None else f"{diff:+.1%}",
-                    "within 15%": "yes" if a["within_15_percent"] else "no",
-                }
-            )
-        out.append(pd.DataFrame(rows).to_string(index=False))
-        pct = pd.DataFrame(
-            [{"": "TTFT s", **{k: "-" if v is None else f"{v:.4f}" for k, v in d["ttft_s"].items()}}, {"": "TPOT s", **{k: "-" if v is None else f"{v:.4f}" for k, v in d["tpot_s"].items()}}]
-        )
-        out.append(pct.to_string(index=False))
+        if d["slo_checks"]:
+            out.append(text_table(d["slo_checks"], _SLO_COLUMNS).rstrip("\n"))
+        out.append(d["verdict"])
+        out.append("")
+        out.append(text_table(d["agreement"], _AGREEMENT_COLUMNS).rstrip("\n"))
+        pct = [{"metric": "TTFT s", **d["ttft_s"]}, {"metric": "TPOT s", **d["tpot_s"]}]
+        out.append(text_table(pct, [("metric", "simulated", "")] + [(f"p{p:g}", f"p{p:g}", "{:.4f}") for p in PERCENTILES]).rstrip("\n"))
     return "\n".join(out) + "\n"

@@ -279,6 +279,7 @@ def sweep_to_dict(result: SweepResult) -> dict:
         "unit": result.unit,
         "price_device": result.device,
         "points": [point_to_dict(result, p) for p in result.points],
+        "warnings": list(result.workload.warnings),
         "flips": [
             {"before": round(f.before, 9), "after": round(f.after, 9), "from": f.from_hardware, "to": f.to_hardware} for f in result.flips
         ],

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import RowLengths, batch_wave, closed_loop, offline, open_loop
+from .tables import Column, text_table
 from .units import GIB
 
 # Memory the runtime keeps outside weights and KV (activations of one step, CUDA graphs, NCCL
@@ -506,39 +508,60 @@ def to_json(report: Report) -> str:
 # Rendering (the CLI prints what these return)
 # ---------------------------------------------------------------------------------------------
 
-_SUMMARY_COLUMNS = (
-    ("n", "n"),
-    ("tpot_median_ape", "TPOT med %"),
-    ("tpot_p90_ape", "TPOT p90 %"),
-    ("ttft_median_ape", "TTFT med %"),
-    ("ttft_p90_ape", "TTFT p90 %"),
-    ("throughput_median_ape", "thr med %"),
-    ("throughput_p90_ape", "thr p90 %"),
-)
+_SUMMARY_COLUMNS: list[Column] = [
+    ("group", "group", ""),
+    ("n", "n", "{:,}"),
+    ("tpot_median_ape", "TPOT med %", "{:.1f}"),
+    ("tpot_p90_ape", "TPOT p90 %", "{:.1f}"),
+    ("ttft_median_ape", "TTFT med %", "{:.1f}"),
+    ("ttft_p90_ape", "TTFT p90 %", "{:.1f}"),
+    ("throughput_median_ape", "thr med %", "{:.1f}"),
+    ("throughput_p90_ape", "thr p90 %", "{:.1f}"),
+]
+_ROW_COLUMNS: list[Column] = [
+    ("id", "id", ""),
+    ("role", "role", ""),
+    ("model", "model", ""),
+    ("device", "device", ""),
+    ("engine", "engine", ""),
+    ("weight_dtype", "weights", ""),
+    ("layout", "layout", ""),
+    ("isl_osl", "isl/osl", ""),
+    ("concurrency", "N", "{:g}"),
+    ("measured_ttft_ms", "TTFT meas", "{:,.1f}"),
+    ("predicted_ttft_ms", "TTFT pred", "{:,.1f}"),
+    ("measured_tpot_ms", "TPOT meas", "{:,.2f}"),
+    ("predicted_tpot_ms", "TPOT pred", "{:,.2f}"),
+    ("measured_tokens_per_s", "thr meas", "{:,.0f}"),
+    ("predicted_tokens_per_s", "thr pred", "{:,.0f}"),
+    ("ttft_ape", "TTFT %", "{:,.1f}"),
+    ("tpot_ape", "TPOT %", "{:,.1f}"),
+    ("throughput_ape", "thr %", "{:,.1f}"),
+]
+_SKIP_COUNT_COLUMNS: list[Column] = [("n", "rows", "{:,}"), ("reason", "reason", "")]
+_SKIPPED_COLUMNS: list[Column] = [("id", "id", ""), ("model_id", "model", ""), ("system", "system", ""), ("engine", "engine", ""), ("reason", "reason", "")]
+ROW_CHOICES = ("all", "score", "fit", "skipped", "none")
 
 
-def _summary_frame(groups: dict[str, dict]) -> "pd.DataFrame":  # noqa: F821
-    import pandas as pd
-
-    rows = []
-    for name, st in groups.items():
-        row = {"group": name}
-        for key, label in _SUMMARY_COLUMNS:
-            v = st.get(key)
-            row[label] = "-" if v is None else (f"{v:,}" if key == "n" else f"{v:.1f}")
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _groups_table(groups: dict[str, dict]) -> str:
+    return text_table([{"group": name, **st} for name, st in groups.items()], _SUMMARY_COLUMNS)
 
 
-def _fmt(x: float | None, nd: int = 1) -> str:
-    return "-" if x is None else f"{x:,.{nd}f}"
+def skip_counts(report: Report) -> list[dict]:
+    """The skipped rows counted by kind of reason, most frequent first."""
+    counts: dict[str, int] = {}
+    for s in report.skipped:
+        kind = _reason_kind(s.reason)
+        counts[kind] = counts.get(kind, 0) + 1
+    return [{"n": n, "reason": reason} for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def render_table(report: Report, rows: str = "all") -> str:
-    """The validation as text: summaries (scoring rows; fit rows for the shipped table), then
-    each row (`rows`: all, score, fit or none), then the skipped rows and why."""
-    import pandas as pd
-
+    """The validation as text: summaries (scoring rows; fit rows for the shipped table), the
+    skipped rows counted by reason, then the rows `rows` asks for one by one: all, score or fit
+    (modelled rows), skipped (each skipped row and its reason) or none (the summary only)."""
+    if rows not in ROW_CHOICES:
+        raise ValueError(f"rows: expected one of {', '.join(ROW_CHOICES)}, got {rows!r}")
     d = report_dict(report)
     out = []
     roles = d.get("roles")
@@ -546,7 +569,7 @@ def render_table(report: Report, rows: str = "all") -> str:
     head += f" ({roles['fit']:,} fit, {roles['score']:,} score)" if roles else " (all scored: none was used to fit)"
     head += f", {len(report.skipped):,} skipped"
     out.append(head)
-    out.append(f"efficiency    {report.efficiency_source}")
+    out.append("\n".join(textwrap.wrap(report.efficiency_source, 100, initial_indent="efficiency    ", subsequent_indent=" " * 14)))
     out.append("error         absolute percentage error |predicted - measured| / measured: median and 90th percentile")
     out.append("")
     score = summary(report, "score")
@@ -554,55 +577,27 @@ def render_table(report: Report, rows: str = "all") -> str:
     for name, _ in GROUPS:
         for k, v in score[f"by_{name}"].items():
             groups[f"{name} {k}"] = v
-    title = "SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS"
-    out.append(title)
-    out.append(_summary_frame(groups).to_string(index=False))
+    out.append("SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS")
+    out.append(_groups_table(groups).rstrip("\n"))
     if roles:
         out.append("")
         out.append("FIT ROWS (used by `sizer calibrate`; shown for comparison, not a score)")
-        out.append(_summary_frame({"overall": summary(report, "fit")["overall"]}).to_string(index=False))
-    if rows != "none":
-        chosen = [r for r in d["rows"] if rows == "all" or r["role"] == rows]
+        out.append(_groups_table({"overall": summary(report, "fit")["overall"]}).rstrip("\n"))
+    if report.skipped:
+        out.append("")
+        hint = "" if rows == "skipped" else "; --rows skipped lists them"
+        out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe, none dropped silently{hint})")
+        out.append(text_table(skip_counts(report), _SKIP_COUNT_COLUMNS, indent="  ").rstrip("\n"))
+    if rows in ("all", "score", "fit"):
+        chosen = [{**r, "isl_osl": f"{r['isl']:g}/{r['osl']:g}"} for r in d["rows"] if rows == "all" or r["role"] == rows]
         if chosen:
             out.append("")
             out.append("PER ROW (ms; tokens/s of the measured deployment)")
-            frame = pd.DataFrame(
-                [
-                    {
-                        "id": r["id"],
-                        "role": r["role"],
-                        "model": r["model"],
-                        "device": r["device"],
-                        "engine": r["engine"],
-                        "weights": r["weight_dtype"],
-                        "layout": r["layout"],
-                        "isl/osl": f"{r['isl']:g}/{r['osl']:g}",
-                        "N": "-" if r["concurrency"] is None else f"{r['concurrency']:g}",
-                        "TTFT meas": _fmt(r["measured_ttft_ms"]),
-                        "TTFT pred": _fmt(r["predicted_ttft_ms"]),
-                        "TPOT meas": _fmt(r["measured_tpot_ms"], 2),
-                        "TPOT pred": _fmt(r["predicted_tpot_ms"], 2),
-                        "thr meas": _fmt(r["measured_tokens_per_s"], 0),
-                        "thr pred": _fmt(r["predicted_tokens_per_s"], 0),
-                        "TTFT %": _fmt(r["ttft_ape"]),
-                        "TPOT %": _fmt(r["tpot_ape"]),
-                        "thr %": _fmt(r["throughput_ape"]),
-                    }
-                    for r in chosen
-                ]
-            )
-            out.append(frame.to_string(index=False))
-    if report.skipped:
+            out.append(text_table(chosen, _ROW_COLUMNS).rstrip("\n"))
+    elif rows == "skipped" and report.skipped:
         out.append("")
-        out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe; none dropped silently)")
-        counts: dict[str, int] = {}
-        for s in report.skipped:
-            counts[_reason_kind(s.reason)] = counts.get(_reason_kind(s.reason), 0) + 1
-        for reason, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            out.append(f"  {n:5,}  {reason}")
-        out.append("")
-        frame = pd.DataFrame([{"id": s["id"], "model": s["model_id"], "system": s["system"], "engine": s["engine"], "reason": s["reason"]} for s in d["skipped"]])
-        out.append(frame.to_string(index=False))
+        out.append("SKIPPED ROWS")
+        out.append(text_table(d["skipped"], _SKIPPED_COLUMNS).rstrip("\n"))
     return "\n".join(out) + "\n"
 
 

@@ -12,18 +12,21 @@ so a cap is honoured.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from pathlib import Path
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
-from .catalog import Catalog, resolve_model, user_path
+from .catalog import LOCAL_ID_NOTE, Catalog, resolve_model, user_path
 from .errors import FieldTypeError, FieldValueError, InputFileError
 from .model import ModelArch
-from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets, read_trace
+from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets
 from .schema import Fields, read_document
+from .traces import TraceSummary
 from .units import KV_DTYPES, WEIGHT_DTYPES, normalise_dtype
 
 _STD_NORMAL = NormalDist()
@@ -112,6 +115,55 @@ class Traffic:
     prompt_tokens: LengthDist
     output_tokens: LengthDist
     profile_rps: tuple[float, ...] = ()  # 24 hourly rates (traffic.profile or a trace); () = steady
+    trace: TraceSummary | None = None  # traffic.trace: what the trace gave (a daily profile or a sample)
+    trace_file: str | None = None  # the trace's resolved path, for `sizer simulate` to replay
+    trace_time_unit: str | None = None  # traffic.trace.time_unit, when given
+
+
+# The default --max-model-len admits this share of requests when a length has no declared max:
+# prompt + output at the 99.99th percentile of their sum under the fitted distributions.
+ADMIT_PERCENTILE = 99.99
+
+
+@lru_cache(maxsize=256)
+def refused_fraction(prompt: LengthDist, output: LengthDist, max_len: float) -> float:
+    """Share of requests whose prompt + output exceeds `max_len` tokens (the engine refuses the
+    prompt, or cuts the output short), prompt and output lengths independent: the mean over
+    output lengths (4,000 equal-probability points) of the prompt's survival at max_len - output."""
+    out = output.samples()
+    rest = max_len - out
+    if prompt.sigma == 0.0:
+        value = prompt.quantile(50.0)
+        survival = (value > rest).astype(float)
+    else:
+        with np.errstate(divide="ignore"):
+            z = (np.log(np.maximum(rest, 1e-300)) - prompt.mu) / prompt.sigma
+        survival = 0.5 * np.vectorize(math.erfc)(z / math.sqrt(2))
+        survival = np.where(rest <= 0, 1.0, survival)
+        if prompt.cap:
+            survival = np.where(rest >= prompt.cap, 0.0, survival)
+    return float(np.clip(survival.mean(), 0.0, 1.0))
+
+
+@lru_cache(maxsize=256)
+def admitting_length(prompt: LengthDist, output: LengthDist, percentile: float = ADMIT_PERCENTILE) -> int:
+    """The fewest tokens L with refused_fraction(L) <= 1 - percentile/100: the declared maxima
+    added when both lengths have one (every request admitted), else a quantile of the sum."""
+    if prompt.cap and output.cap:
+        return int(math.ceil(prompt.cap) + math.ceil(output.cap))
+    target = 1 - percentile / 100
+    lo = int(max(prompt.quantile(percentile), output.quantile(percentile)))
+    hi = int(math.ceil(prompt.quantile(100 - (100 - percentile) / 2)) + math.ceil(output.quantile(100 - (100 - percentile) / 2)))
+    hi = max(hi, lo + 1)
+    while refused_fraction(prompt, output, hi) > target:  # a safeguard: the bound above holds
+        hi *= 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if refused_fraction(prompt, output, mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -206,9 +258,69 @@ class Workload:
 
     @property
     def max_model_len(self) -> int:
+        """The engine's --max-model-len: memory.max_model_len as given, else the length that
+        admits every request the workload can send (admitting_length: the declared maxima, or
+        the 99.99th percentile of prompt + output), at least the admitted context, at most the
+        model's max_position_embeddings, plus any speculative positions."""
         if self.memory.max_model_len is not None:
             return self.memory.max_model_len
-        return self.admitted_context_tokens
+        t = self.traffic
+        length = admitting_length(t.prompt_tokens, t.output_tokens)
+        length = min(length, int(self.model.max_position_embeddings)) if self.model.max_position_embeddings else length
+        return max(length, self.context_tokens) + self.memory.admission.speculative_tokens
+
+    @property
+    def refused_fraction(self) -> float:
+        """Share of requests longer (prompt + output) than max_model_len: refused by the engine,
+        or their output cut short."""
+        return refused_fraction(self.traffic.prompt_tokens, self.traffic.output_tokens, self.max_model_len - self.memory.admission.speculative_tokens)
+
+    @property
+    def max_model_len_basis(self) -> str:
+        """Where max_model_len comes from, in words, for the plan's header."""
+        if self.memory.max_model_len is not None:
+            return "memory.max_model_len as given"
+        t = self.traffic
+        spec = f" + {self.memory.admission.speculative_tokens} speculative positions" if self.memory.admission.speculative_tokens else ""
+        length = admitting_length(t.prompt_tokens, t.output_tokens)
+        limit = self.model.max_position_embeddings
+        if limit and length > limit:
+            return f"the model's max_position_embeddings ({limit:,}){spec}; the workload's requests reach {length:,}"
+        if length < self.context_tokens:
+            return f"the p{self.memory.context_percentile:g} context{spec}"
+        source = "the trace's" if t.trace is not None else "the declared"
+        if t.prompt_tokens.cap and t.output_tokens.cap:
+            return f"{source} longest prompt ({t.prompt_tokens.cap:,.0f}) + longest output ({t.output_tokens.cap:,.0f}){spec}"
+        return f"the {ADMIT_PERCENTILE:g}th percentile of the fitted lengths{spec}"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the plan rests on that sizer does not model or cannot vouch for: config fields
+        left out of the model, arrivals burstier than the Poisson process the analytic model
+        assumes, percentiles from a small sample, requests the model's context refuses."""
+        out = [f"{self.model.name}: {w}" for w in self.model.warnings]
+        if LOCAL_ID_NOTE in self.model.notes:
+            out.append(
+                f"the launch line serves {self.model.hf_id}, the folder of the config ({LOCAL_ID_NOTE.split(': ', 1)[1]}); "
+                "set served_model_name to the id or path the engine loads"
+            )
+        tr = self.traffic.trace
+        if tr is not None:
+            out.extend(tr.warnings)
+            if tr.interarrival_cv > 1.5:
+                out.append(
+                    f"{tr.path}: inter-arrival CV {tr.interarrival_cv:.2f}: arrivals burstier than the Poisson process the latency "
+                    "percentiles assume (CV 1); queueing tails will be longer than planned: `sizer simulate` replays the trace"
+                )
+            if tr.requests < 1000 and (tr.prompt_tokens is not None or tr.output_tokens is not None):
+                out.append(f"{tr.path}: length percentiles from {tr.requests:,} requests: the p99 rests on {max(tr.requests // 100, 1):,} of them")
+        limit = self.model.max_position_embeddings
+        if limit and self.context_tokens <= limit <= self.max_model_len and self.refused_fraction > 0:  # (a context beyond it is an error)
+            out.append(
+                f"{self.refused_fraction:.3%} of requests are longer (prompt + output) than the model's {self.model.max_position_embeddings:,} positions: "
+                "the engine refuses them"
+            )
+        return tuple(out)
 
     @property
     def output_tokens_per_s(self) -> float:
@@ -225,7 +337,7 @@ class Workload:
         return self.search.kv_dtypes
 
 
-_TOP_KEYS = ("name", "description", "model", "engine", "engine_version", "traffic", "slo", "memory", "search", "constraints", "pricing")
+_TOP_KEYS = ("name", "description", "model", "served_model_name", "engine", "engine_version", "traffic", "slo", "memory", "search", "constraints", "pricing")
 _TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "dataset", "profile", "trace")
 _LENGTH_KEYS = (*PERCENTILE_KEYS, "max")
 _SLO_KEYS = ("ttft_s", "tpot_s")
@@ -308,7 +420,7 @@ def _version(f: Fields) -> str | None:
     return raw
 
 
-def _price_file_paths(f: Fields, path: Path) -> list[Path]:
+def _price_file_paths(f: Fields, base_dir: Path) -> list[Path]:
     """pricing.files, resolved against the workload's folder (checked again by parse_pricing)."""
     raw = f.raw.get("pricing")
     if not isinstance(raw, dict) or raw.get("files") is None:
@@ -323,7 +435,7 @@ def _price_file_paths(f: Fields, path: Path) -> list[Path]:
         if not isinstance(name, str):
             return []
         p = Path(name).expanduser()
-        p = p if p.is_absolute() else path.parent / p
+        p = p if p.is_absolute() else base_dir / p
         if not p.is_file():
             raise InputFileError(f"{f.file}: pricing.files[{i}]: no such price file: {p}")
         out.append(p)
@@ -341,11 +453,28 @@ def priced_catalog(workload: Workload, catalog: Catalog, *, min_source_kind: str
     return out.restricted(providers=s.providers, exclude=s.exclude_providers, min_source_kind=min_source_kind or s.min_source_kind)
 
 
-def load_workload(path: Path | str, catalog: Catalog) -> Workload:
-    """Read and validate a workload file against `catalog`. Raises an InputError naming the field."""
-    path = Path(path)
-    label = str(path)
-    f = Fields(read_document(path, label), label)
+def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | None = None, *, base_dir: Path | str | None = None) -> Workload:
+    """A workload, validated field by field: from a YAML file (a path), or from a dict of the
+    same fields (`{"model": "llama-3.1-8b", "traffic": {...}}`), whose relative paths (a
+    config.json, a trace) are read from `base_dir` (default: the working directory).
+    `catalog` defaults to the shipped catalogs. Raises an InputError naming the field."""
+    if catalog is None:
+        from .catalog import load_catalog
+
+        catalog = load_catalog()
+    if isinstance(source, Mapping):
+        label = str(source.get("name") or "<dict>") if isinstance(source.get("name"), str) else "<dict>"
+        f = Fields(dict(source), label)
+        stem = "workload"
+        base_dir = Path(base_dir) if base_dir is not None else Path.cwd()
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        label = str(path)
+        f = Fields(read_document(path, label), label)
+        stem = path.stem
+        base_dir = Path(base_dir) if base_dir is not None else path.parent
+    else:
+        raise FieldTypeError(f"load_workload: expected a path to a YAML file or a dict of its fields, got {type(source).__name__}")
     f.check_keys(_TOP_KEYS)
 
     model_spec = f.raw.get("model")
@@ -353,11 +482,14 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         raise f.fail_value("model", "required field is missing (a catalog model name, or a path to a config.json)")
     if not isinstance(model_spec, str):
         raise FieldTypeError(f"{label}: model: expected a string, got {model_spec!r}")
-    model = resolve_model(model_spec, catalog, base_dir=path.parent, where=f"{label}: model: ")
+    model = resolve_model(model_spec, catalog, base_dir=base_dir, where=f"{label}: model: ")
+    served = f.string("served_model_name", None)
+    if served:
+        model = replace(model, hf_id=served, notes=tuple(n for n in model.notes if n != LOCAL_ID_NOTE))
 
     t = f.sub("traffic", default_empty=False)
     t.check_keys(_TRAFFIC_KEYS)
-    traffic = _traffic(t, path, catalog.root)
+    traffic = _traffic(t, base_dir, catalog.root)
 
     s = f.sub("slo")
     s.check_keys(_SLO_KEYS)
@@ -435,13 +567,13 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     for i, x in enumerate(wd):
         if x not in WEIGHT_DTYPES:
             raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: expected one of {', '.join(WEIGHT_DTYPES)}, got {x!r}")
-    price_files = _price_file_paths(f, path)
+    price_files = _price_file_paths(f, base_dir)
     overlay: tuple = ()
     if price_files:
         from .catalog import load_price_files
 
         overlay = load_price_files(catalog, price_files).prices
-    pricing = parse_pricing(f, sr, sorted({p.provider for p in (*catalog.prices, *overlay)}), base_dir=path.parent)
+    pricing = parse_pricing(f, sr, sorted({p.provider for p in (*catalog.prices, *overlay)}), base_dir=base_dir)
     max_configurations = sr.integer("max_configurations", 1, ge=1)
     search = SearchSpace(
         devices=tuple(dict.fromkeys(canonical)),
@@ -460,7 +592,7 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
         size_buckets=parse_size_buckets(sr, max_configurations),
     )
     workload = Workload(
-        name=f.string("name", path.stem),
+        name=f.string("name", stem),
         path=label,
         model_spec=model_spec,
         model=model,
@@ -482,29 +614,49 @@ def load_workload(path: Path | str, catalog: Catalog) -> Workload:
     return workload
 
 
-def _traffic(t: Fields, path: Path, catalog_root: Path | None = None) -> Traffic:
-    """traffic: a steady rate, or a daily profile (traffic.profile) or trace (traffic.trace) whose
-    peak hour is the rate; lengths from the file, from the trace's columns, or from a named dataset
-    (traffic.dataset, catalogs/datasets.yaml), in that order of precedence per length."""
+def _trace(t: Fields, base_dir: Path) -> tuple[TraceSummary, Path, str | None]:
+    """traffic.trace: a path (relative to the workload's folder), or {path, time_unit}."""
+    from .traces import TIME_UNITS, read_trace_file, summarise
+
+    if isinstance(t.raw.get("trace"), dict):
+        sub = t.sub("trace")
+        sub.check_keys(("path", "time_unit"))
+        spec = sub.string("path")
+        unit = sub.string("time_unit", None, choices=tuple(TIME_UNITS))
+    else:
+        spec, unit = t.string("trace"), None
+    trace_path = Path(spec).expanduser()
+    if not trace_path.is_absolute():
+        trace_path = base_dir / trace_path
+    label = f"{t.file}: traffic.trace: {trace_path}"
+    return summarise(read_trace_file(trace_path, label, time_unit=unit), path_label=spec), trace_path, unit
+
+
+def _traffic(t: Fields, base_dir: Path, catalog_root: Path | None = None) -> Traffic:
+    """traffic: a steady rate, or a daily profile (traffic.profile or a trace of a day or more)
+    whose peak hour is the rate, or a trace shorter than a day (a sample: its mean rate, or
+    requests_per_s when given); lengths from the file, from the trace's columns, or from a named
+    dataset (traffic.dataset, catalogs/datasets.yaml), in that order of precedence per length."""
     if t.has("profile") and t.has("trace"):
         raise t.fail_value("trace", "give traffic.profile or traffic.trace, not both")
     profile: tuple[float, ...] = ()
     lengths: dict[str, LengthDist] = {}
+    summary: TraceSummary | None = None
+    trace_file: Path | None = None
+    unit = None
     if t.has("profile"):
         profile = parse_profile(t)
     elif t.has("trace"):
-        spec = t.string("trace")
-        trace_path = user_path(spec)
-        if not trace_path.is_absolute():
-            trace_path = path.parent / trace_path
-        summary = read_trace(trace_path, f"{t.file}: traffic.trace: {trace_path}")
+        summary, trace_file, unit = _trace(t, base_dir)
         profile = summary.profile_rps
-        for key, values in (("prompt_tokens", summary.prompt_tokens), ("output_tokens", summary.output_tokens)):
-            if values:
+        columns = {"prompt_tokens": ("prompt", summary.prompt_tokens), "output_tokens": ("output", summary.output_tokens)}
+        for key, (role, values) in columns.items():
+            if values is not None and values.size:
+                column = dict(summary.columns)[role]
                 if t.has(key):
-                    raise t.fail_value(key, f"also given by the trace's {key} column; give it in one place")
-                pts = np.percentile(np.asarray(values), [50.0, 90.0, 99.0])
-                lengths[key] = LengthDist(percentiles=tuple((p, float(v)) for p, v in zip((50.0, 90.0, 99.0), pts)), cap=float(max(values)))
+                    raise t.fail_value(key, f"also given by the trace's {column} column; give it in one place")
+                pts = np.percentile(values, [50.0, 90.0, 99.0])
+                lengths[key] = LengthDist(percentiles=tuple((p, float(v)) for p, v in zip((50.0, 90.0, 99.0), pts)), cap=float(values.max()))
     if profile:
         peak = max(profile)
         if not MIN_REQUESTS_PER_S <= peak <= MAX_REQUESTS_PER_S:
@@ -520,6 +672,8 @@ def _traffic(t: Fields, path: Path, catalog_root: Path | None = None) -> Traffic
                 "with a profile, requests_per_s is its peak hour: omit it or make them agree",
             )
         rate = peak
+    elif summary is not None and not t.has("requests_per_s"):
+        rate = summary.mean_rps  # a sample: its mean rate
     else:
         rate = t.number("requests_per_s", gt=0)
         if not MIN_REQUESTS_PER_S <= rate <= MAX_REQUESTS_PER_S:
@@ -536,4 +690,7 @@ def _traffic(t: Fields, path: Path, catalog_root: Path | None = None) -> Traffic
         prompt_tokens=lengths.get("prompt_tokens") or _length(t, "prompt_tokens"),
         output_tokens=lengths.get("output_tokens") or _length(t, "output_tokens"),
         profile_rps=profile,
+        trace=summary,
+        trace_file=str(trace_file) if trace_file else None,
+        trace_time_unit=unit,
     )

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTED_EXIT_CODES = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+DOCUMENTED_EXIT_CODES = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}  # 11: simulate's plan misses its SLO
 INTERNAL = 70
 # models small enough to evaluate quickly, of every architecture the catalog holds
 MODELS = ["llama-3.1-8b", "qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3", "llama-3.1-70b-fp8"]
@@ -602,8 +602,11 @@ def classify(r: Run) -> tuple[str, str]:
         return "ok", ""
     if r.code not in DOCUMENTED_EXIT_CODES:
         return "violation", f"exit code {r.code} is not documented: {r.err.strip()[:200]}"
-    lines = r.err.splitlines()
-    # one line per error (a price file with several bad rows: one line for each, README)
+    if r.code == 11:  # simulate: the plan misses its SLO in simulation (an answer, with its FAIL line)
+        return "refused", "simulate: FAIL"
+    # one line per error (a price file with several bad rows: one line for each, README), after
+    # any warnings about the inputs
+    lines = [line for line in r.err.splitlines() if not line.startswith("warning: ")]
     if not lines or not all(line.startswith("error: ") for line in lines):
         return "violation", f"a refusal (exit {r.code}) is not 'error: ' lines only: {r.err[:300]!r}"
     if r.out:

@@ -223,7 +223,7 @@ def test_bad_value(tmp_path, name, field, needles):
     "name, field, needles",
     [
         pytest.param("unknown-model.yaml", "model", ("'llama-3.1-70'", "did you mean 'llama-3.1-70b'?"), id="model-llama-3.1-70"),
-        pytest.param("unknown-device.yaml", "search.devices", ("'H100SXM'", "did you mean"), id="device-H100SXM"),
+        pytest.param("unknown-device.yaml", "search.devices", ("'H100-SMX'", "did you mean"), id="device-H100-SMX"),
         pytest.param("unknown-provider.yaml", "search.provider", ("'awz'", "did you mean 'aws'?"), id="provider-awz"),
     ],
 )
@@ -298,7 +298,7 @@ def test_context_beyond_model_window(tmp_path):
 @pytest.mark.parametrize(
     "args, exit_code, option, needles",
     [
-        pytest.param(("--model", "llama-3.1-70b", "--device", "H100SXM"), 8, "--device", ("'H100SXM'", "did you mean"), id="unknown-device"),
+        pytest.param(("--model", "llama-3.1-70b", "--device", "H100-SMX"), 8, "--device", ("'H100-SMX'", "did you mean"), id="unknown-device"),
         pytest.param(("--model", "llama-3.1-70", "--device", "H100-SXM"), 8, "--model", ("did you mean 'llama-3.1-70b'?",), id="unknown-model"),
         pytest.param(("--model", "llama-3.1-70b", "--device", "H100-SXM", "--kv-dtype", "fp4"), 7, "--kv-dtype", ("'fp4'",), id="kv-dtype-fp4"),
     ],

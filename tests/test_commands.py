@@ -102,7 +102,7 @@ def test_markdown_and_text_tables_by_hand():
     rows = [{"a": "x|y", "n": 1.5}, {"a": "z", "n": None}]
     cols = [("a", "name", ""), ("n", "value", "{:.2f}")]
     assert markdown_table(rows, cols) == "| name | value |\n|:---|---:|\n| x\\|y | 1.50 |\n| z | - |\n"
-    assert text_table(rows, cols) == "name  value\n x|y   1.50\n   z      -\n"
+    assert text_table(rows, cols) == "name  value\nx|y    1.50\nz         -\n"
 
 
 def test_compare_per_provider_rows_share_a_row_when_plans_cost_the_same(catalog, small):

@@ -104,13 +104,15 @@ def _write_with_trace(tmp_path):
     return p
 
 
-def test_trace_that_misses_hours_is_refused(catalog, tmp_path):
+def test_trace_shorter_than_a_day_is_a_sample_not_a_profile(catalog, tmp_path):
+    """Three arrivals 3,600 s apart span two hours: no hourly profile (was: refused), a sample
+    whose rate is 2 arrivals after the first / 7,200 s (issue 14)."""
     (tmp_path / "trace.csv").write_text("timestamp\n0\n3600\n7200\n")
     p = tmp_path / "t.yaml"
     p.write_text(BASE.format(traffic="trace: trace.csv", extra=""))
-    with pytest.raises(FieldValueError) as info:
-        load_workload(p, catalog)
-    assert "misses hour(s) 2, 3, 4" in str(info.value) and "trace.csv" in str(info.value)
+    w = load_workload(p, catalog)
+    assert w.traffic.profile_rps == () and w.traffic.trace.kind == "sample"
+    assert w.traffic.requests_per_s == pytest.approx(2 / 7200)
 
 
 def test_trace_lengths_and_yaml_lengths_together_are_refused(catalog, tmp_path):

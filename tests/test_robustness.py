@@ -21,7 +21,7 @@ from sizer.deadline import Deadline
 from sizer.errors import INTERNAL_ERROR_EXIT_CODE, SolverError
 from sizer.fleet import single_plan
 from sizer.optimize import NOT_COMPUTED, build_program, program_options, set_start, single_pools, solve
-from sizer.purchasing import hourly_exposure_s
+from sizer.traces import hourly_exposure_s
 from sizer.queueing import _pk_wait_cdf
 from sizer.workload import load_workload
 

@@ -1,0 +1,336 @@
+"""A new user's first hour (issue 14, points 3, 4, 5, 7 and 8): vLLM's flag spellings on
+`explain`, device names as nvidia-smi and rocm-smi print them, model ids with their variants,
+one labelled concurrency figure per context; a --max-model-len that admits every request the
+workload can send and the share it refuses; config.json fields sizer does not model named in
+warnings; the launch line's model id; `--help` with examples and exit codes; the Python API."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from statistics import NormalDist
+
+import pytest
+from click.testing import CliRunner
+
+import sizer
+from sizer.catalog import device_key, model_key
+from sizer.cli import cli
+from sizer.errors import UnknownNameError
+from sizer.model import load_config_json
+from sizer.workload import LengthDist, admitting_length, load_workload, refused_fraction
+
+CONFIGS = Path(__file__).parent / "data" / "model_configs"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _explain_json(*args: str) -> dict:
+    result = _run("explain", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+# --- point 3: vLLM's spellings, device names, model ids, one concurrency figure per context ----
+
+
+def test_explain_takes_vllm_flag_spellings():
+    """The flags vLLM's launch line prints give the same explanation as sizer's own."""
+    ours = _explain_json("--model", "llama-3.1-70b", "--device", "H100-SXM", "--tp", "4", "--pp", "1", "--kv-dtype", "fp8", "--weight-dtype", "fp8", "--max-num-seqs", "256")
+    vllm = _explain_json(
+        "--model", "llama-3.1-70b", "--device", "H100-SXM", "--tensor-parallel-size", "4", "--pipeline-parallel-size", "1",
+        "--kv-cache-dtype", "fp8", "--quantization", "fp8", "--max-num-seqs", "256",
+    )  # fmt: skip
+    short = _explain_json("--model", "llama-3.1-70b", "--device", "H100-SXM", "-tp", "4", "-pp", "1", "--kv-cache-dtype", "fp8_e4m3", "-q", "fp8", "--max-num-seqs", "256")
+    assert ours == vllm == short
+    assert ours["tp"] == 4 and ours["weight_dtype"] == "fp8" and ours["kv_dtype"] == "fp8" and ours["max_num_seqs"] == 256
+    # the launch line's flags, pasted back, explain the same configuration
+    assert "--tensor-parallel-size 4" in ours["launch_command"] and "--kv-cache-dtype fp8" in ours["launch_command"]
+    both = _run("explain", "--model", "llama-3.1-70b", "--device", "H100-SXM", "--weight-dtype", "fp8", "--quantization", "fp8")
+    assert both.exit_code == 2 and "not both" in both.output
+
+
+@pytest.mark.parametrize(
+    "printed, device",
+    [
+        ("NVIDIA H100 80GB HBM3", "H100-SXM"),
+        ("NVIDIA H100 PCIe", "H100-PCIe"),
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("NVIDIA H200", "H200-SXM"),
+        ("NVIDIA A100-SXM4-80GB", "A100-80GB"),
+        ("NVIDIA A100-SXM4-40GB", "A100-40GB"),
+        ("NVIDIA L40S", "L40S"),
+        ("NVIDIA L4", "L4"),
+        ("NVIDIA A10G", "A10G"),
+        ("NVIDIA GeForce RTX 4090", "RTX-4090"),
+        ("NVIDIA B200", "B200"),
+        ("NVIDIA B300 SXM6 AC", "B300"),
+        ("NVIDIA GB200", "GB200"),
+        ("NVIDIA H20", "H20"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("AMD Instinct MI300X VF", "MI300X"),
+        ("AMD Instinct MI325X", "MI325X"),
+        ("AMD Instinct MI355X", "MI355X"),
+    ],
+)
+def test_device_names_as_nvidia_smi_and_rocm_smi_print_them(catalog, printed, device):
+    assert catalog.gpu(printed).name == device
+
+
+@pytest.mark.parametrize(
+    "printed, suggestion",
+    [("NVIDIA A100 80GB PCIe", "A100-80GB"), ("NVIDIA A100-PCIE-40GB", "A100-40GB"), ("NVIDIA A10", "A10G"), ("NVIDIA H200 NVL", "H200-SXM"), ("Tesla T4", None)],
+)
+def test_other_cards_are_not_taken_for_a_catalogued_one(catalog, printed, suggestion):
+    """A PCIe A100 (1,935 GB/s, 300 W) is not the SXM module the catalog has: refused, with the
+    closest of the same chip suggested."""
+    with pytest.raises(UnknownNameError) as info:
+        catalog.gpu(printed)
+    message = str(info.value)
+    assert (f"did you mean '{suggestion}'?" in message) if suggestion else "did you mean" not in message
+
+
+def test_device_key_by_hand():
+    assert device_key("NVIDIA H100 80GB HBM3") == device_key("H100-80GB") == "h10080gb"
+    assert device_key("AMD Instinct MI300X OAM") == "mi300x"
+
+
+@pytest.mark.parametrize(
+    "given, entry, served",
+    [
+        ("meta-llama/Meta-Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Meta-Llama-3.1-8B"),
+        ("meta-llama/Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Llama-3.1-8B"),
+        ("Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
+        ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b", "meta-llama/Llama-2-7b-chat-hf"),
+        ("Qwen/Qwen3-8B-Base", "qwen3-8b", "Qwen/Qwen3-8B-Base"),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B-Instruct-2507"),
+        ("mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"),
+        ("meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
+    ],
+)
+def test_model_ids_with_or_without_their_variants(catalog, given, entry, served):
+    """A Hugging Face id of a catalogued architecture resolves to it, and the launch line serves
+    the id the user gave (a base model is not its instruct variant)."""
+    model = catalog.model(given)
+    assert model.name == entry and model.hf_id == served
+
+
+@pytest.mark.parametrize("given, suggestion", [("llama-3-8b", "llama-3.1-8b"), ("llama-3.1-70", "llama-3.1-70b"), ("qwen3-14b", None), ("meta-llama/Llama-3.2-3B-Instruct", None)])
+def test_unknown_models_are_suggested_only_at_the_same_size(catalog, given, suggestion):
+    with pytest.raises(UnknownNameError) as info:
+        catalog.model(given)
+    message = str(info.value)
+    assert (f"did you mean '{suggestion}'?" in message) if suggestion else "did you mean" not in message
+    assert "sizer catalog models" in message
+
+
+def test_model_key_by_hand():
+    assert model_key("meta-llama/Meta-Llama-3.1-8B-Instruct") == model_key("llama-3.1-8b") == "llama3.18b"
+    assert model_key("deepseek-ai/DeepSeek-V3-0324") == "deepseekv3"
+
+
+def test_one_concurrency_figure_per_context_each_labelled():
+    """--max-model-len 32768 without --context-tokens: the concurrency is at 32,768 tokens, the
+    context vLLM logs its own figure for; both labelled with their context (issue 14: 7 at
+    131,072 beside vLLM's 29.62x at 32,768)."""
+    x = _explain_json("--model", "llama-3.1-70b", "--device", "H100-SXM", "--tp", "4", "--kv-dtype", "fp8", "--max-model-len", "32768")
+    assert x["context_tokens"] == x["max_model_len"] == 32768
+    assert x["max_concurrency"] == math.floor(x["engine_max_concurrency"])  # the same context: the same figure, whole
+    labels = [ln["label"] for ln in x["lines"]]
+    assert "max concurrency at 32,768" in labels
+    logged = next(ln["formula"] for ln in x["lines"] if ln["label"] == "vllm would log")
+    assert "maximum concurrency for 32,768 tokens per request" in logged
+    two = _explain_json("--model", "llama-3.1-70b", "--device", "H100-SXM", "--tp", "4", "--kv-dtype", "fp8", "--context-tokens", "7200", "--max-model-len", "32768")
+    assert "max concurrency at 7,200" in [ln["label"] for ln in two["lines"]]
+    refused = CliRunner().invoke(cli, ["explain", "--model", "llama-3.1-70b", "--device", "H100-SXM", "--context-tokens", "9000", "--max-model-len", "8192"])
+    assert refused.exception.exit_code == 7 and "exceed --max-model-len 8,192" in str(refused.exception)
+
+
+# --- point 4: --max-model-len admits every request the workload can send ----------------------
+
+
+def test_refused_fraction_by_hand():
+    """Prompt log-normal (p50 1,000, p90 3,000), output 200 tokens every time: the share longer
+    than L is P(prompt > L - 200) = 1 - Phi((ln(L - 200) - ln 1000) / sigma), sigma = ln 3 / z90."""
+    prompt = LengthDist(percentiles=((50.0, 1000.0), (90.0, 3000.0)))
+    output = LengthDist(percentiles=((50.0, 200.0),))
+    sigma = math.log(3) / NormalDist().inv_cdf(0.9)
+    for length in (1200, 5000, 20000):
+        expected = 1 - NormalDist().cdf((math.log(length - 200) - math.log(1000)) / sigma)
+        assert refused_fraction(prompt, output, length) == pytest.approx(expected, rel=1e-9)
+    # the default admits 99.99 %: the least L whose refused share is at most 1e-4
+    length = admitting_length(prompt, output)
+    assert refused_fraction(prompt, output, length) <= 1e-4 < refused_fraction(prompt, output, length - 1)
+    # declared maxima: their sum, nothing refused
+    capped = LengthDist(percentiles=((50.0, 1000.0), (90.0, 3000.0)), cap=8000.0)
+    out_capped = LengthDist(percentiles=((50.0, 200.0), (99.0, 900.0)), cap=1000.0)
+    assert admitting_length(capped, out_capped) == 9000 and refused_fraction(capped, out_capped, 9000) == 0.0
+
+
+def test_the_plan_launches_a_max_model_len_that_admits_the_workload(catalog, root):
+    """chat: p99 prompt + p99 output is 7,200 tokens, which 0.69 % of requests exceed; the launch
+    line admits all but 0.01 %, and the plan says so."""
+    from sizer.optimize import solve
+    from sizer.report import plan_to_dict
+
+    w = load_workload(root / "workloads" / "chat-llama-3.1-70b.yaml", catalog)
+    t = w.traffic
+    assert refused_fraction(t.prompt_tokens, t.output_tokens, w.context_tokens) > 0.005  # the old default refused this many
+    assert w.max_model_len == admitting_length(t.prompt_tokens, t.output_tokens) > w.context_tokens
+    assert w.refused_fraction == pytest.approx(1e-4, rel=0.05)
+    d = plan_to_dict(solve(w, catalog))
+    assert f"--max-model-len {w.max_model_len}" in d["deployments"][0]["launch_command"]
+    assert d["workload"]["max_model_len"] == w.max_model_len and d["workload"]["refused_fraction"] == pytest.approx(1e-4, rel=0.05)
+
+
+def test_vllm_refuses_to_start_when_the_pool_cannot_hold_one_max_model_len_request(catalog, tmp_path):
+    """vLLM's check_enough_kv_cache_memory: a candidate whose pool holds fewer than one
+    max_model_len request is rejected, in numbers."""
+    from sizer.candidates import evaluate_candidates
+
+    p = tmp_path / "w.yaml"
+    p.write_text(
+        "model: llama-3.1-70b\ntraffic: {requests_per_s: 1, prompt_tokens: 1000, output_tokens: 100}\n"
+        "memory: {max_model_len: 131072}\nsearch: {devices: [H100-SXM], tp: [2], pp: [1], kv_dtypes: [bf16], weight_dtypes: [bf16]}\n"
+    )
+    (e,) = evaluate_candidates(load_workload(p, catalog), catalog)
+    assert e.stage == "memory" and "vLLM refuses to start" in e.reason and "131,072-token request" in e.reason
+
+
+# --- point 5: fields sizer does not model, and the launch line's model id ---------------------
+
+
+def test_gemma4_and_llama4_fields_sizer_does_not_model_are_named():
+    gemma = load_config_json(CONFIGS / "google--gemma-4-26B-A4B_config.json")
+    named = " | ".join(gemma.warnings)
+    for field in ("global_head_dim = 512", "num_global_key_value_heads = 2", "attention_k_eq_v = true", "enable_moe_block"):
+        assert field in named, field
+    # Llama 4's chunked attention and Gemma 4's vision tower are modelled (issue 12): no warning;
+    # Kimi-K2.5's vision tower is not counted, and says so
+    llama4 = load_config_json(CONFIGS / "meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json")
+    assert llama4.attention_chunk_size == 8192 and llama4.warnings == ()
+    assert not any(w.startswith("vision_config") for w in gemma.warnings) and gemma.vision_params > 0
+    kimi = load_config_json(CONFIGS / "moonshotai--Kimi-K2.5_config.json")
+    assert kimi.warnings == ("vision_config = a section: the vision encoder's weights and activations are not counted",)
+    glm = load_config_json(CONFIGS / "zai-org--GLM-5_config.json")
+    assert any("index_topk" in w and "sparse attention" in w for w in glm.warnings)
+    # the architectures sizer models in full warn of nothing
+    for name in ("meta-llama--Meta-Llama-3.1-70B_config.json", "deepseek-ai--DeepSeek-V3_config.json", "openai--gpt-oss-120b_config.json", "Qwen--Qwen3-235B-A22B_config.json"):
+        assert load_config_json(CONFIGS / name).warnings == (), name
+
+
+def _config(tmp_path: Path, name: str, **extra) -> Path:
+    cfg = {
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    }  # fmt: skip
+    cfg.update(extra)
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+def test_other_configs_fields_are_found_by_the_mechanism_not_a_list_of_models(tmp_path):
+    """Phi-3's sliding window with no layer rule, Falcon's multi_query, Nemotron-H's hybrid
+    pattern, an unknown shape field: each named; token ids and training settings are not."""
+    phi3 = load_config_json(_config(tmp_path, "phi3", model_type="phi3", sliding_window=2047))
+    assert any(w.startswith("sliding_window = 2,047") and "every layer holds the whole context" in w for w in phi3.warnings)
+    falcon = load_config_json(_config(tmp_path, "falcon", model_type="falcon", multi_query=True, num_key_value_heads=None))
+    assert any(w.startswith("multi_query = true") for w in falcon.warnings)
+    hybrid = load_config_json(_config(tmp_path, "nemotron", hybrid_override_pattern="M-M-M*-"))
+    assert any(w.startswith("hybrid_override_pattern") for w in hybrid.warnings)
+    odd = load_config_json(_config(tmp_path, "odd", num_memory_layers=4, bos_token_id=1, initializer_range=0.02, router_aux_loss_coef=0.1))
+    assert [w.split(" = ")[0] for w in odd.warnings] == ["num_memory_layers"]
+
+
+def test_warnings_reach_stderr_and_the_json(root, tmp_path):
+    folder = tmp_path / "gemma"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "google--gemma-4-26B-A4B_config.json").read_text())
+    w = tmp_path / "w.yaml"
+    w.write_text(
+        "model: gemma\ntraffic: {requests_per_s: 1, prompt_tokens: 1000, output_tokens: 100}\n"
+        "search: {devices: [H100-SXM], tp: [1], pp: [1], kv_dtypes: [bf16], weight_dtypes: [bf16]}\n"
+    )
+    result = _run("solve", str(w), "--format", "json")
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    assert any("global_head_dim" in x for x in d["warnings"])
+    assert all(f"warning: {x}" in result.stderr for x in d["warnings"])
+    # no Hugging Face id in the config: the launch line serves the folder, and says so
+    assert d["deployments"][0]["launch_command"].startswith(f"vllm serve {folder}")
+    assert any("set served_model_name" in x for x in d["warnings"])
+    named = tmp_path / "named.yaml"
+    named.write_text(w.read_text() + "served_model_name: google/gemma-4-26B-A4B\n")
+    d2 = json.loads(_run("solve", str(named), "--format", "json").stdout)
+    assert d2["deployments"][0]["launch_command"].startswith("vllm serve google/gemma-4-26B-A4B ")
+    assert not any("served_model_name" in x for x in d2["warnings"])
+
+
+def test_a_config_name_or_path_gives_the_launch_id(tmp_path):
+    folder = _config(tmp_path, "ckpt", _name_or_path="acme/Acme-8B-Instruct")
+    assert load_config_json(folder).hf_id == "acme/Acme-8B-Instruct"
+
+
+# --- point 7: --help ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["solve", "compare", "sweep", "explain", "catalog", "validate", "simulate"])
+def test_help_has_examples_and_exit_codes(command):
+    text = _run(command, "--help").output
+    assert "Examples:" in text and "Exit codes:" in text and "11  simulate" in text
+    assert f"sizer {command}" in text.split("Examples:", 1)[1]
+
+
+def test_the_command_list_is_not_cut_mid_sentence():
+    text = _run("--help").output
+    commands = text.split("Commands:", 1)[1].split("Exit codes:", 1)[0]
+    assert "..." not in commands and "Exit codes:" in text
+
+
+# --- point 8: the Python API ---------------------------------------------------------------------
+
+
+def test_load_workload_takes_a_dict_and_plans_become_dataframes(catalog):
+    import pandas as pd
+
+    w = load_workload(
+        {
+            "model": "llama-3.1-8b",
+            "traffic": {"requests_per_s": 5, "prompt_tokens": {"p50": 500, "p99": 2000}, "output_tokens": 200},
+            "slo": {"ttft_s": 1.0, "tpot_s": 0.05},
+            "search": {"devices": ["H100-SXM", "L40S"], "tp": [1], "pp": [1]},
+        },
+        catalog,
+    )
+    assert w.name == "workload" and w.path == "<dict>" and w.traffic.requests_per_s == 5
+    plan = sizer.solve(w, catalog)
+    frame = sizer.plan_to_frame(plan)
+    assert isinstance(frame, pd.DataFrame) and list(frame["role"]) == ["plan", "alternative"]
+    assert {"device", "tp", "replicas", "cost_usd_per_hour", "launch_command"} <= set(frame.columns)
+    assert frame.loc[0, "cost_usd_per_hour"] == pytest.approx(plan.cost_usd_per_hour)
+    table = sizer.comparison_to_frame(sizer.compare(w, catalog))
+    assert list(table["device"]) == ["L40S", "H100-SXM"] and table["feasible"].all()
+    with pytest.raises(sizer.InputError, match=r"<dict>: traffic: required section is missing"):
+        load_workload({"model": "llama-3.1-8b"}, catalog)
+
+
+def test_compare_and_sweep_stay_functions_once_their_modules_are_imported():
+    """`sizer.compare` and `sizer.sweep` name functions of the API and the modules they live in:
+    importing the module must not replace the function on the package."""
+    import sizer.compare  # noqa: F401
+    import sizer.sweep  # noqa: F401
+
+    assert callable(sizer.compare) and callable(sizer.sweep)
+    from sizer.compare import comparison_rows
+
+    assert callable(comparison_rows)
+
+
+def test_the_package_ships_py_typed(root):
+    assert (Path(sizer.__file__).parent / "py.typed").is_file()
+    assert '"sizer" = ["py.typed"]' in (root / "pyproject.toml").read_text()

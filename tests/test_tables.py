@@ -1,0 +1,54 @@
+"""One table renderer for every command (sizer/tables.py): the same rules for a missing value,
+a boolean, a number and a text column wherever a table is printed, and `validate --rows`'s
+choices (issue 14, point 7)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import sizer
+from sizer.measurements import read_csv
+from sizer.tables import csv_table, markdown_table, render_rows, text_table
+from sizer.validate import render_table, validate_rows
+
+PACKAGE = Path(sizer.__file__).parent
+
+
+def test_the_rules_by_hand():
+    rows = [{"name": "H100", "n": 3, "x": 1.25, "ok": True}, {"name": "L4", "n": None, "x": math.nan, "ok": False}]
+    cols = [("name", "name", ""), ("n", "count", ""), ("x", "x", "{:.1f}"), ("ok", "ok", "")]
+    # text left-aligned, numbers right-aligned (headers with them); None and NaN both "-"
+    assert text_table(rows, cols) == "name  count    x  ok\nH100      3  1.2  yes\nL4        -    -  no\n"
+    assert markdown_table(rows, cols).splitlines()[1] == "|:---|---:|---:|:---|"
+    assert csv_table(rows, ["name", "n", "x", "ok"]) == "name,n,x,ok\nH100,3,1.25,True\nL4,,,False\n"
+    assert render_rows(rows, cols, "table", title="T").startswith("T\n\nname")
+
+
+def test_no_module_draws_a_table_with_pandas():
+    """pandas' to_string printed NaN and right-aligned text; every table now goes through
+    sizer/tables.py."""
+    for path in sorted(PACKAGE.glob("*.py")):
+        text = path.read_text()
+        assert ".to_string(" not in text, path.name
+        assert "to_markdown(" not in text, path.name
+
+
+def test_validate_rows_choices(root, catalog):
+    report = validate_rows(read_csv(root / "tests" / "data" / "measured_small.csv"), catalog, label="small.csv")
+    assert len(report.skipped) == 2 and len(report.results) == 3
+    none = render_table(report, "none")
+    # the summary and the skips counted by reason, no row listed one by one
+    assert "PER ROW" not in none and "SKIPPED ROWS" not in none
+    counts = none.split("SKIPPED (", 1)[1].splitlines()[2:]
+    assert [int(line.split()[0]) for line in counts] == [1, 1]
+    assert "--rows skipped lists them" in none
+    assert max(len(line) for line in none.splitlines()) <= 200
+    skipped = render_table(report, "skipped")
+    assert "SKIPPED ROWS" in skipped and "acme/Unknown-7B" in skipped.split("SKIPPED ROWS", 1)[1]
+    assert "PER ROW" not in skipped
+    every = render_table(report, "all")
+    per_row = every.split("PER ROW", 1)[1].splitlines()[2:]
+    assert len(per_row) == 3 and "SKIPPED ROWS" not in every
+    assert not re.search(r"\bNaN\b", every + skipped)
