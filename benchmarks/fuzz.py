@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz_cases import generate, run_case  # noqa: E402
+from tests.fuzz_cases import command_timeout_s, generate, run_case  # noqa: E402
 
 FAILURES = ("traceback", "hang", "violation", "nondeterministic")
 GRACE_S = 4.0  # after the time budget, how long the cases under way may still finish
@@ -76,8 +76,9 @@ class Slot:
 
     def send(self, seed: int, timeout_s: float) -> None:
         self.seed, self.since = seed, time.monotonic()
-        case = generate(seed)  # each command of the case has the timeout: a pair of solves may take two
-        self.timeout_s = timeout_s * (len(case.argv) + (1 if case.repeat else 0))
+        case = generate(seed)  # each command of the case has the timeout (a sweep: per point), a repeat too
+        per = [command_timeout_s(a, timeout_s) for a in case.argv]
+        self.timeout_s = sum(per) + (per[0] if case.repeat and per else 0.0)
         self.conn.send(seed)
 
     def kill(self) -> None:

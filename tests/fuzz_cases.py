@@ -623,6 +623,21 @@ def _time_limit(argv: list[str]) -> float | None:
     return None
 
 
+def command_timeout_s(argv: list[str], per_command_s: float) -> float:
+    """How long a command may run before it counts as a hang: `per_command_s`, sizer's default
+    time limit and a margin; a sweep without --time-limit-s has the default per point."""
+    if argv and argv[0] == "sweep" and _time_limit(argv) is None:
+        for option in ("--requests-per-s", "--scale", "--price-scale", "--ttft-p99-s", "--tpot-p99-s", "--context-percentile"):
+            if option in argv and argv.index(option) + 1 < len(argv):
+                text = argv[argv.index(option) + 1]
+                try:
+                    points = int(text.split(":")[2]) if text.count(":") == 2 else len([x for x in text.split(",") if x.strip()])
+                except ValueError:
+                    points = 1
+                return per_command_s * max(1, min(points, 1000))
+    return per_command_s
+
+
 def check_run(r: Run) -> str | None:
     """Invariants of one successful command."""
     limit = _time_limit(r.argv)
