@@ -177,17 +177,23 @@ def max_model_len_reason(m: MemoryBreakdown, where: str = "") -> str:
     ).replace("  ", " ")
 
 
-def _latency_reason(point: LoadPoint, i: int, workload: Workload, violations: dict[str, np.ndarray], m: MemoryBreakdown, max_num_seqs: int) -> str:
+def _latency_reason(
+    point: LoadPoint, i: int, workload: Workload, violations: dict[str, np.ndarray], m: MemoryBreakdown, max_num_seqs: int,
+    scales: tuple[float, float] | None = None,
+) -> str:
+    # scales: (TTFT factor on the point's TTFT, step factor its times already carry) at slo.confidence;
     # the violations were found against the bounds less SEARCH_MARGIN, as max_rate searches
+    at = "" if scales is None else f" at confidence {workload.slo.confidence:g} (the model's error: TTFT x{scales[0] * scales[1]:.2f}, TPOT x{scales[1]:.2f})"
     if violations["ttft"][i]:
-        key, bound = next((k, b) for k, b in workload.slo.ttft_s if point.ttft_s[k][i] > b * (1 - SEARCH_MARGIN))
+        f = 1.0 if scales is None else scales[0]
+        key, bound = next((k, b) for k, b in workload.slo.ttft_s if point.ttft_s[k][i] * f > b * (1 - SEARCH_MARGIN))
         p = workload.traffic.prompt_tokens.quantile(float(key[1:]))
-        value = point.ttft_s[key][i]
-        return f"TTFT {key} {value:.3f} s at zero load (prefill of the {p:,.0f}-token {key} prompt) {_past(value, bound)}"
+        value = point.ttft_s[key][i] * f
+        return f"TTFT {key} {value:.3f} s at zero load (prefill of the {p:,.0f}-token {key} prompt){at} {_past(value, bound)}"
     if violations["tpot"][i]:
         key, bound = next((k, b) for k, b in workload.slo.tpot_s if point.tpot_s[k][i] > b * (1 - SEARCH_MARGIN))
         value = point.tpot_s[key][i]
-        return f"TPOT {key} {value:.4f} s at batch 1 {_past(value, bound)}"
+        return f"TPOT {key} {value:.4f} s at batch 1{at} {_past(value, bound)}"
     if violations["memory"][i]:
         return f"memory holds {m.max_concurrency} sequence(s) at {m.context_tokens:,} tokens; even a trickle of load needs more"
     if violations["max_num_seqs"][i]:
@@ -284,10 +290,20 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             max_num_seqs=np.array([e.max_num_seqs for _, _, _, _, e, _, _ in passing], dtype=float),
             max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _, _ in passing], dtype=float),
         )
+        scales = None
+        if workload.slo.confidence != 0.5:
+            # sized so the SLOs hold at the confidence's quantile of the model's error for each
+            # device (sizer/evidence.py): every step k times as long, TTFT at k_ttft / k of that
+            from .evidence import confidence_scales, stretched
+
+            k, k_ttft = confidence_scales(workload, catalog, [cfg.device for _, cfg, *_ in passing])
+            step = stretched(step, k)
+            limits = replace(limits, ttft_scale=k_ttft / k)
+            scales = (k_ttft / k, k)
         keep = _cannot_win(workload, (catalog, *price_views), passing) if prune and prunable(workload) else None
         cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
-            out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload)
+            out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]))
     return [e for e in out if e is not None]
 
 
@@ -432,11 +448,12 @@ def demand_of(workload: Workload) -> Demand:
 
 
 def _with_capacity(
-    cfg: Config, m: MemoryBreakdown, engine: EngineSettings, price: Price, adm: Admission, cap: Capacity, j: int, workload: Workload
+    cfg: Config, m: MemoryBreakdown, engine: EngineSettings, price: Price, adm: Admission, cap: Capacity, j: int, workload: Workload,
+    scales: tuple[float, float] | None = None,
 ) -> Evaluated:
     rate = float(cap.max_rate_rps[j])
     if rate <= 0:
-        reason = _latency_reason(cap.at_zero, j, workload, cap.zero_violations, m, engine.max_num_seqs)
+        reason = _latency_reason(cap.at_zero, j, workload, cap.zero_violations, m, engine.max_num_seqs, scales)
         return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
     return Evaluated(
         config=cfg,

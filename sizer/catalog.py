@@ -87,6 +87,7 @@ class Gpu:
     name: str
     aliases: tuple[str, ...]
     vendor: str
+    family: str = ""  # architecture generation (hopper, cdna3, ...): the error model's family group
     memory_bytes: float  # physical capacity
     usable_memory_bytes: float  # what the runtime reports as total; the engine's utilisation applies to it
     hbm_bytes_per_s: float
@@ -343,6 +344,7 @@ _GPU_KEYS = (
     "name",
     "aliases",
     "vendor",
+    "family",
     "memory_gib",
     "usable_memory_gib",
     "hbm_gb_per_s",
@@ -403,6 +405,7 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 name=name,
                 aliases=aliases,
                 vendor=f.string("vendor", choices=("nvidia", "amd", "intel", "google", "other")),
+                family=f.string("family", "").lower(),
                 memory_bytes=memory_gib * GIB,
                 usable_memory_bytes=usable_gib * GIB,
                 hbm_bytes_per_s=f.number("hbm_gb_per_s", gt=0) * GB,

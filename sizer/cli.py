@@ -164,7 +164,16 @@ def _plot_option(what: str):
 @_plot_option("the per-GPU memory of the plan's deployments")
 @_prices_option
 @_as_of_option
-def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None, price_files: tuple[Path, ...], as_of) -> None:
+@click.option(
+    "--confidence",
+    type=float,
+    default=None,
+    help="Size every pool so its SLOs hold at this quantile of the latency model's error for its device (0 < Q < 1; default: the workload's slo.confidence, else 0.5, the model's own estimate).",
+)
+def solve_cmd(
+    workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None,
+    price_files: tuple[Path, ...], as_of, confidence: float | None,
+) -> None:
     """Cheapest deployment that serves WORKLOAD (a YAML file) within its latency bounds.
 
     \b
@@ -172,8 +181,13 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
       sizer solve workloads/chat-llama-3.1-70b.yaml
       sizer solve workloads/chat-llama-3.1-70b.yaml --format json --output plan.json
       sizer solve my-workload.yaml --write-lp program.lp --time-limit-s 60
+      sizer solve workloads/chat-llama-3.1-70b.yaml --confidence 0.9
     """
     deadline = Deadline(time_limit_s)  # the whole command, from here
+    if confidence is not None and not 0 < confidence < 1:
+        from .errors import FieldValueError
+
+        raise FieldValueError(f"--confidence: expected a number between 0 and 1 (0 < Q < 1), got {confidence:g}")
     if plot_path:
         from .plots import check_plot_path
 
@@ -181,6 +195,10 @@ def solve_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | 
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     _warn(w.warnings)
+    if confidence is not None:
+        from dataclasses import replace
+
+        w = replace(w, slo=replace(w.slo, confidence=confidence))
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
         from .plots import plot_memory
@@ -430,9 +448,10 @@ def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | Non
     show_default=True,
     help="Which rows to list one by one (table format): modelled rows (all, score, fit), the skipped rows and why (skipped), or none (the summary only).",
 )
+@click.option("--write-residuals", is_flag=True, help="Also store the scoring rows' errors in the catalog's residuals.json (what sizer solve's error bands read).")
 @_output_options
 @_catalog_option
-def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
+def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: bool, fmt: str, output: str | None, catalog_dir: Path | None) -> None:
     """The latency model against measured TTFT, TPOT and throughput: per row and its error.
 
     \b
@@ -440,15 +459,23 @@ def validate_cmd(measurements_file: Path | None, rows: str, fmt: str, output: st
       sizer validate --rows none            the summary only, skipped rows counted by reason
       sizer validate --rows skipped         each skipped row and why
       sizer validate --measurements mine.csv --format json
+      sizer validate --write-residuals      also store the errors sizer solve's bands read
     """
     from .measurements import read_csv
     from .validate import render_table, to_json, validate_rows, validate_shipped
 
     catalog = load_catalog(catalog_dir)
+    if write_residuals:
+        from .evidence import write_residuals as store
+
+        table, target = store(catalog)
+        click.echo(f"wrote {target}: {len(table):,} scoring rows' errors", err=True)
     if measurements_file is None:
         report = validate_shipped(catalog)
     else:
-        report = validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file))
+        from .validate import with_coverage
+
+        report = with_coverage(validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file)), catalog)
     if fmt == "json":
         _emit(to_json(report), output)
     elif fmt == "csv":
@@ -493,6 +520,11 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
     )
     rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
     click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations from the fixed prior; RMS log error {rms}; wrote {target}")
+    if in_place:  # the catalog's own table changed: its scoring rows' errors with it
+        from .evidence import write_residuals
+
+        table, where = write_residuals(catalog)
+        click.echo(f"wrote {where}: {len(table):,} scoring rows' errors under the new factors")
 
 
 @cli.command("simulate", short_help="Run the plan request by request; PASS or FAIL on its SLO.", epilog=EXIT_CODES_HELP)

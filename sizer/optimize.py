@@ -132,6 +132,7 @@ class Deployment:
     instance_gpus: int = 1  # GPUs per rented instance of the hourly (or reserved) offer
     kv_headroom_fraction: float = 0.0  # 1 - p99 running batch / sequences the pool admits, at the load
     instance_note: str | None = None  # the device's cheapest offer cannot hold the replica: which one is used instead
+    evidence: object | None = None  # evidence.DeploymentEvidence: rows behind it, error bands (sizer solve)
 
     @property
     def price(self) -> Price:
@@ -231,6 +232,7 @@ class Plan:
     first_party: "FirstPartyPlan | None" = None  # the best plan on first-party prices, when the plan's own differ
     price_warnings: tuple[str, ...] = ()
     problem: FleetProblem | None = field(default=None, repr=False, compare=False)
+    assessment: object | None = None  # evidence.PlanAssessment: cost band, confidence, p50 sizing (sizer solve)
 
 
 PRICE_STALE_DAYS = 90  # a price older than this is flagged
@@ -1430,6 +1432,7 @@ def solve(
     is to be built -- except when the whole program is written out (`lp_path`). `time_limit_s`
     bounds the whole of it (a `deadline` set earlier, by the command, takes its place)."""
     from .candidates import evaluate_candidates
+    from .evidence import assess
     from .workload import priced_catalog
 
     deadline = as_deadline(time_limit_s, deadline)
@@ -1437,8 +1440,21 @@ def solve(
     priced = priced_catalog(workload, catalog)
     first_party = priced.restricted(min_source_kind="provider_page")
     first_party = None if first_party.prices == priced.prices else first_party
-    evaluated = evaluate_candidates(workload, priced, prune=lp_path is None, price_views=(first_party,) if first_party is not None else (), deadline=deadline)
-    return plan(workload, priced, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, as_of=as_of, first_party_catalog=first_party, deadline=deadline)
+    views = (first_party,) if first_party is not None else ()
+
+    def at_one_half(w: Workload) -> Plan:  # the same plan at confidence 0.5, to say what a confidence costs
+        found = evaluate_candidates(w, priced, prune=True, price_views=views, deadline=deadline)
+        return plan(w, priced, found, time_limit_s=time_limit_s, as_of=as_of, analyse_constraints=False, alternatives=False, deadline=deadline)
+
+    evaluated = evaluate_candidates(workload, priced, prune=lp_path is None, price_views=views, deadline=deadline)
+    try:
+        result = plan(workload, priced, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, as_of=as_of, first_party_catalog=first_party, deadline=deadline)
+    except InfeasibleError as exc:
+        q = workload.slo.confidence
+        if q == 0.5:
+            raise
+        raise InfeasibleError(f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error]", exc.reasons) from None
+    return assess(result, priced, baseline=at_one_half, deadline=deadline)  # the bands within the command's limit too
 
 
 def check_context(workload: Workload) -> None:

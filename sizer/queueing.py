@@ -99,6 +99,29 @@ class Limits:
     max_concurrency: np.ndarray  # sequences the KV pool holds at the percentile context
     max_num_seqs: np.ndarray
     max_num_batched_tokens: np.ndarray
+    # Per candidate, the factor the SLO checks multiply the predicted TTFT / TPOT by before
+    # holding them against the bounds (a model error the plan must absorb: sizer/evidence.py):
+    # one array for every percentile, or one per percentile key (0: that bound not checked);
+    # None = 1 (the prediction as it is).
+    ttft_scale: np.ndarray | dict[str, np.ndarray] | None = None
+    tpot_scale: np.ndarray | dict[str, np.ndarray] | None = None
+
+
+def _scale(scale, key: str):
+    """The factor of one percentile key's check (Limits.ttft_scale / tpot_scale)."""
+    if scale is None:
+        return 1.0
+    if isinstance(scale, dict):
+        return scale.get(key, 1.0)
+    return scale
+
+
+def _take_scale(scale, idx: np.ndarray):
+    if scale is None:
+        return None
+    if isinstance(scale, dict):
+        return {k: np.asarray(v)[idx] for k, v in scale.items()}
+    return np.asarray(scale)[idx]
 
 
 
@@ -591,6 +614,14 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
 CHECKS = ("compute", "memory", "max_num_seqs", "ttft", "tpot")
 
 
+def _scaled(values: np.ndarray, scale) -> np.ndarray:
+    """A latency times its check's scale; 0 where the scale is 0 (that bound not checked), an
+    unstable candidate's infinite latency included (inf x 0 would be NaN, with numpy's warning)."""
+    scale = np.asarray(scale, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(scale == 0, 0.0, values * scale)
+
+
 def violations(point: LoadPoint, demand: Demand, limits: Limits) -> dict[str, np.ndarray]:
     """Boolean arrays, one per check, True where the check fails."""
     out = {
@@ -601,9 +632,9 @@ def violations(point: LoadPoint, demand: Demand, limits: Limits) -> dict[str, np
         "tpot": np.zeros(point.rate_rps.shape, dtype=bool),
     }
     for key, bound in demand.ttft_s:
-        out["ttft"] |= point.ttft_s[key] > bound
+        out["ttft"] |= _scaled(point.ttft_s[key], _scale(limits.ttft_scale, key)) > bound
     for key, bound in demand.tpot_s:
-        out["tpot"] |= point.tpot_s[key] > bound
+        out["tpot"] |= _scaled(point.tpot_s[key], _scale(limits.tpot_scale, key)) > bound
     return out
 
 
@@ -638,9 +669,9 @@ def _excess(point: LoadPoint, demand: Demand, limits: Limits) -> np.ndarray:
     occupancy = np.maximum(point.running_tail / np.maximum(limits.max_concurrency, 1e-9), point.running_tail / np.maximum(limits.max_num_seqs, 1e-9))
     latency = np.zeros(point.rate_rps.shape)
     for key, bound in demand.ttft_s:
-        latency = np.maximum(latency, point.ttft_s[key] / bound)
+        latency = np.maximum(latency, _scaled(point.ttft_s[key], _scale(limits.ttft_scale, key)) / bound)
     for key, bound in demand.tpot_s:
-        latency = np.maximum(latency, point.tpot_s[key] / bound)
+        latency = np.maximum(latency, _scaled(point.tpot_s[key], _scale(limits.tpot_scale, key)) / bound)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.maximum(occupancy - 1.0, 1.0 - 1.0 / latency)
     return np.where(np.isfinite(out), np.where(point.stable, out, np.maximum(out, 1.0)), 1.0)
@@ -667,7 +698,13 @@ def _scatter(point: LoadPoint | None, idx: np.ndarray, n: int, demand: Demand) -
 
 
 def _take_limits(limits: Limits, idx: np.ndarray) -> Limits:
-    return Limits(max_concurrency=limits.max_concurrency[idx], max_num_seqs=limits.max_num_seqs[idx], max_num_batched_tokens=limits.max_num_batched_tokens[idx])
+    return Limits(
+        max_concurrency=limits.max_concurrency[idx],
+        max_num_seqs=limits.max_num_seqs[idx],
+        max_num_batched_tokens=limits.max_num_batched_tokens[idx],
+        ttft_scale=_take_scale(limits.ttft_scale, idx),
+        tpot_scale=_take_scale(limits.tpot_scale, idx),
+    )
 
 
 def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_rps: np.ndarray) -> np.ndarray:
@@ -691,13 +728,18 @@ def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_
     cap = np.minimum(limits.max_concurrency, limits.max_num_seqs).astype(float)
     n_cap = (((-z + np.sqrt(z * z + 4 * np.maximum(cap, 0.0))) / 2) ** 2)[:, None]  # tail N + z sqrt(N) = cap
     tpot_bound = min((b for _, b in demand.tpot_s), default=np.inf)
+    if limits.tpot_scale is not None and demand.tpot_s:  # per candidate: the tightest scaled bound
+        with np.errstate(divide="ignore"):
+            each = [b / np.broadcast_to(np.asarray(_scale(limits.tpot_scale, k), dtype=float), (c,)) for k, b in demand.tpot_s]
+        tpot_bound = np.min(np.stack(each), axis=0)[:, None]
 
     def holds(rate: np.ndarray) -> np.ndarray:  # rate (C, G) -> (C, G)
         t = column.lumpy_step(np.maximum(n_cap, 1.0), ctx, rate, mean_p, budget - n_cap, prompt_parts=parts_c)[0]
         ok = rate * mean_o * t <= n_cap
-        if np.isfinite(tpot_bound):
-            n_b = rate * mean_o * tpot_bound
-            ok &= column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b, prompt_parts=parts_c)[0] <= tpot_bound
+        if np.any(np.isfinite(tpot_bound)):
+            bound = np.where(np.isfinite(tpot_bound), tpot_bound, 0.0)  # no TPOT bound: that check holds
+            n_b = rate * mean_o * bound
+            ok &= (column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b, prompt_parts=parts_c)[0] <= bound) | ~np.isfinite(tpot_bound)
         return ok
 
     lo = np.log(saturation_rps * 1e-9)

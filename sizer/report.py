@@ -119,6 +119,79 @@ def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True, as_of=No
     }
     if with_cost_per_token:
         out["cost_usd_per_million_tokens"] = _r(d.cost_usd_per_million_tokens, _MONEY_DIGITS)
+    if d.evidence is not None:
+        out.update(deployment_evidence_fields(d.evidence))
+    return out
+
+
+def deployment_evidence_fields(x) -> dict[str, Any]:
+    """A deployment's evidence (sizer/evidence.py DeploymentEvidence) as the JSON contract's keys."""
+    return {
+        "evidence": x.evidence.as_dict(),
+        "max_rate_rps_per_replica_p10": _r_opt(x.max_rate_rps_p10, 6),
+        "max_rate_rps_per_replica_p90": _r_opt(x.max_rate_rps_p90, 6),
+        "max_rate_rps_per_replica_at_p50": _r_opt(x.max_rate_rps_at_p50, 6),
+        "cost_usd_per_hour_p10": _r_opt(x.cost_usd_per_hour_p10, _MONEY_DIGITS),
+        "cost_usd_per_hour_p90": _r_opt(x.cost_usd_per_hour_p90, _MONEY_DIGITS),
+        "confidence_factors": {"tpot": _r(x.confidence_factors[0], 6), "ttft": _r(x.confidence_factors[1], 6)},
+    }
+
+
+def _with_evidence_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Deployment rows with the table's two evidence cells (not JSON keys): the band of the
+    largest rate, and where the device's speed comes from (evidence.Evidence.short)."""
+    out = []
+    for r in rows:
+        e = r.get("evidence")
+        if e is None:
+            out.append(r)
+            continue
+        lo, hi = r["max_rate_rps_per_replica_p10"], r["max_rate_rps_per_replica_p90"]
+        def rows_(n: int) -> str:
+            return f"{n} row" + ("" if n == 1 else "s")
+
+        short = "datasheet" if e["basis"] != "measured" else (rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine")
+        out.append({**r, "max_rate_band": None if lo is None else f"{lo:.2f}-{hi:.2f}", "evidence_short": short})
+    return out
+
+
+def plan_assessment_fields(plan: Plan) -> dict[str, Any]:
+    """The plan's cost band, confidence and p50 sizing (sizer/evidence.py PlanAssessment)."""
+    a = plan.assessment
+    if a is None:
+        return {}
+
+    def resized(x) -> dict[str, Any] | None:
+        if x is None:
+            return None
+        return {"cost_usd_per_hour": _r_opt(x.cost_usd_per_hour, _MONEY_DIGITS), "gpus": x.gpus, "reason": x.reason}
+
+    gpus = max((h.gpus for h in plan.schedule), default=sum(d.gpus for d in plan.deployments))
+    out: dict[str, Any] = {
+        "confidence": a.confidence,
+        "cost_usd_per_hour_p10": _r_opt(a.cost_p10.cost_usd_per_hour, _MONEY_DIGITS),
+        "cost_usd_per_hour_p90": _r_opt(a.cost_p90.cost_usd_per_hour, _MONEY_DIGITS),
+        "gpus_p10": a.cost_p10.gpus,
+        "gpus_p90": a.cost_p90.gpus,
+        "cost_band_note": a.cost_p90.reason or a.cost_p10.reason,
+        "confidence_cost": None,
+        "at_p50": None,
+        "error_model": {"scoring_rows": a.residual_rows, "source": a.residual_source, "band": "p10-p90 of log(measured / predicted) on held-out scoring rows"},
+    }
+    if a.baseline is not None:
+        b = a.baseline
+        out["confidence_cost"] = {
+            "baseline_confidence": 0.5,
+            "baseline_gpus": b.gpus,
+            "baseline_cost_usd_per_hour": _r_opt(b.cost_usd_per_hour, _MONEY_DIGITS),
+            "extra_gpus": None if b.gpus is None else gpus - b.gpus,
+            "extra_cost_usd_per_hour": None if b.cost_usd_per_hour is None else _r(plan.cost_usd_per_hour - b.cost_usd_per_hour, _MONEY_DIGITS),
+            "reason": b.reason,
+        }
+    if a.at_p50 is not None:
+        p = resized(a.at_p50)
+        p["p99_extra_gpus_fraction"] = None if not a.at_p50.gpus else _r(gpus / a.at_p50.gpus - 1, 6)
+        out["at_p50"] = p
     return out
 
 
@@ -226,6 +299,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "options_in_program": plan.options_in_program,
         "warnings": list(w.warnings),
     }
+    out.update(plan_assessment_fields(plan))
     return out
 
 
@@ -281,6 +355,11 @@ _TABLE_COLUMNS: list[Column] = [
     ("max_concurrency", "max seqs", ""),
     ("binding", "binds", ""),
 ]
+# with evidence (sizer solve): the rows behind the device's speed, the 80 % band of the max rate
+_EVIDENCE_COLUMNS: list[Column] = [
+    ("max_rate_band", "p10-p90 req/s", ""),
+    ("evidence_short", "evidence", ""),
+]
 _SIZE_COLUMN: Column = ("size_range", "prompts", "")
 _RESERVED_COLUMNS: list[Column] = [
     ("reserved_replicas", "reserved", ""),
@@ -296,6 +375,8 @@ def _plan_columns(plan: Plan) -> list[Column]:
     if plan.reserved_replicas or plan.pricing_kind == "mixed" or plan.schedule:
         i = cols.index(("replicas", "replicas", "")) + 1
         cols[i:i] = _RESERVED_COLUMNS
+    if plan.assessment is not None:
+        cols += _EVIDENCE_COLUMNS
     return cols
 
 
@@ -397,6 +478,45 @@ def _plan_summary(plan: Plan, data: dict[str, Any]) -> list[str]:
             lines.append(
                 f"MIX       {saving * 100:.1f}% cheaper than the best single configuration (${data['best_single_cost_usd_per_hour']:,.2f}/hour)"
             )
+    lines += _assessment_lines(plan, data)
+    return lines
+
+
+def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
+    """BAND, CONFIDENCE and SIZING: how sure the plan is, what a confidence costs, and which
+    sizing is the conservative one (sizer/evidence.py)."""
+    if plan.assessment is None:
+        return []
+    lines = []
+    lo, hi = data["cost_usd_per_hour_p10"], data["cost_usd_per_hour_p90"]
+    n = data["error_model"]["scoring_rows"]
+    if n:
+        dear = f"${hi:,.2f}/hour ({data['gpus_p90']} GPUs)" if hi is not None else f"no plan ({data['cost_band_note']})"
+        cheap = f"${lo:,.2f}/hour ({data['gpus_p10']} GPUs)" if lo is not None else "-"
+        lines.append(f"BAND      80 % band of the cost {cheap} to {dear}: the model's p10-p90 error on {n:,} held-out measured rows; per deployment: p10-p90 req/s")
+    else:
+        lines.append("BAND      none: the catalog has no scoring measurement rows to take the model's error from")
+    c = data["confidence_cost"]
+    if c is not None:
+        if c["baseline_gpus"] is None:
+            lines.append(f"CONFIDENCE {data['confidence']:g}: no plan at 0.5 to compare ({c['reason']})")
+        else:
+            lines.append(
+                f"CONFIDENCE {data['confidence']:g}: {c['extra_gpus']:+d} GPUs, {'+' if c['extra_cost_usd_per_hour'] >= 0 else '-'}${abs(c['extra_cost_usd_per_hour']):,.2f}/h "
+                f"against the 0.5 plan ({c['baseline_gpus']} GPUs, ${c['baseline_cost_usd_per_hour']:,.2f}/h): SLOs sized to hold at the "
+                f"{data['confidence']:g} quantile of the model's error"
+            )
+    p = data["at_p50"]
+    if p is not None and p["gpus"]:
+        pct = "/".join(sorted({k for k, _ in (*plan.workload.slo.ttft_s, *plan.workload.slo.tpot_s)}))
+        head = f"SIZING    on {pct} TTFT and TPOT under Poisson arrivals, the conservative figure"
+        if p["gpus"] == data["gpus"] and p["cost_usd_per_hour"] == data["cost_usd_per_hour"]:
+            lines.append(f"{head}; with the same bounds on the median the plan is the same (what binds is not the latency tail)")
+        else:
+            lines.append(
+                f"{head}: with the same bounds on the median (as sizers on means at a fixed batch do, NVIDIA's aiconfigurator among them) "
+                f"{p['gpus']} GPUs, ${p['cost_usd_per_hour']:,.2f}/h; this plan takes {p['p99_extra_gpus_fraction'] * 100:+.0f} % GPUs for the tail"
+            )
     return lines
 
 
@@ -432,7 +552,7 @@ def plan_table(plan: Plan) -> str:
     out.write("\n".join(_plan_summary(plan, data)) + "\n")
     for line in _price_lines(plan, data):
         out.write(line + "\n")
-    out.write(text_table(_with_price_cells(data["deployments"]), _plan_columns(plan)) + "\n")
+    out.write(text_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
     for d in data["deployments"] + data["alternatives"]:
         if d["instance_note"]:
@@ -447,7 +567,7 @@ def plan_table(plan: Plan) -> str:
         out.write("\nSCHEDULE\n" + text_table(data["schedule"], _SCHEDULE_COLUMNS))
     if data["alternatives"]:
         out.write("\nBEST ON OTHER DEVICES\n")
-        out.write(text_table(_with_price_cells(data["alternatives"]), _plan_columns(plan)))
+        out.write(text_table(_with_evidence_cells(_with_price_cells(data["alternatives"])), _plan_columns(plan)))
     if data["rejected"]:
         out.write("\nREJECTED\n")
         out.write("".join(line + "\n" for line in reason_lines((r["device"], r["reason"]) for r in data["rejected"])))
@@ -460,7 +580,7 @@ def plan_markdown(plan: Plan) -> str:
     out.write(f"# sizer plan: {data['workload']['name']}\n\n")
     for line in _plan_header(plan, data) + [""] + _plan_summary(plan, data) + _price_lines(plan, data):
         out.write(f"    {line}\n" if line else "\n")
-    out.write("\n## Plan\n\n" + markdown_table(_with_price_cells(data["deployments"]), _plan_columns(plan)))
+    out.write("\n## Plan\n\n" + markdown_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)))
     out.write(f"\n{plan.why}\n")
     out.write("\n```\n" + "\n".join(d["launch_command"] for d in data["deployments"]) + "\n```\n")
     for title, key, cols in (
@@ -470,7 +590,7 @@ def plan_markdown(plan: Plan) -> str:
         ("Best on other devices", "alternatives", _plan_columns(plan)),
     ):
         if data[key]:
-            out.write(f"\n## {title}\n\n" + markdown_table(_with_price_cells(data[key]) if key == "alternatives" else data[key], cols))
+            out.write(f"\n## {title}\n\n" + markdown_table(_with_evidence_cells(_with_price_cells(data[key])) if key == "alternatives" else data[key], cols))
     if data["rejected"]:
         out.write("\n## Rejected\n\n" + markdown_table(data["rejected"], [("device", "device", ""), ("reason", "reason", "")]))
     return out.getvalue()

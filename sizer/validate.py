@@ -291,6 +291,7 @@ class Report:
     efficiency_source: str
     measurements: str
     roles_used: bool  # False for a user's own file: every row is scored
+    coverage: dict | None = None  # interval coverage of the 80 % error bands (with_coverage)
 
 
 def _finite(x: float) -> float | None:
@@ -380,7 +381,51 @@ def validate_shipped(catalog: Catalog, *, efficiency: EfficiencyTable | None = N
     from .measurements import shipped_rows
 
     rows = shipped_rows(catalog.root / "measurements")
-    return validate_rows(rows, catalog, efficiency=efficiency, roles=split_roles(rows), label=str(catalog.root / "measurements"))
+    report = validate_rows(rows, catalog, efficiency=efficiency, roles=split_roles(rows), label=str(catalog.root / "measurements"))
+    return report if efficiency is not None else with_coverage(report, catalog)
+
+
+def with_coverage(report: Report, catalog: Catalog) -> Report:
+    """The report with the coverage of sizer's 80 % error bands (sizer/evidence.py), each row
+    scored against a band built without it:
+
+    shipped table   leave one configuration out over the scoring rows (each under its device's
+                    basis), and leave one device out under global factors alone (as for a device
+                    with no rows of its own)
+    a user's file   every row against the band of its device and engine from the catalog's scoring
+                    rows, less any of the row's own configuration"""
+    from dataclasses import replace
+
+    from .evidence import BAND, error_model, held_out_coverage, coverage_of, measured_devices
+
+    model = error_model(catalog)
+    measured = measured_devices(efficiency_table(catalog.root))
+    if report.roles_used:
+        loco, lodo = held_out_coverage(model, measured)
+        cov = {
+            "interval_coverage": _round(loco.overall, 4),
+            "interval_coverage_by_metric": {m: _round(v, 4) for m, v in loco.by_metric().items()},
+            "interval_coverage_held_out_devices": _round(lodo.overall, 4),
+            "interval_coverage_held_out_devices_by_metric": {m: _round(v, 4) for m, v in lodo.by_metric().items()},
+            "interval_figures": sum(loco.total.values()),
+            "interval_method": (
+                f"share of the scoring rows' figures (mean TPOT, mean TTFT, throughput; each counts once) inside the "
+                f"{BAND[0]:g}-{BAND[1]:g} quantiles of the model's log error, the band built with the row's own configuration "
+                "left out; held-out devices: each device's rows under global factors against a band built without the device"
+            ),
+        }
+    else:
+        c = coverage_of(model, report.results, measured)
+        cov = {
+            "interval_coverage": _round(c.overall, 4),
+            "interval_coverage_by_metric": {m: _round(v, 4) for m, v in c.by_metric().items()},
+            "interval_figures": sum(c.total.values()),
+            "interval_method": (
+                f"share of these rows' figures inside the {BAND[0]:g}-{BAND[1]:g} quantiles of the model's log error for their "
+                f"device and engine, from the catalog's {model.n:,} scoring rows (none of these rows' configurations among them)"
+            ),
+        }
+    return replace(report, coverage=cov)
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -485,6 +530,8 @@ def report_dict(report: Report) -> dict:
     score = summary(report, "score")
     head = dict(score["overall"])
     head["skipped"] = len(report.skipped)
+    if report.coverage is not None:
+        head.update(report.coverage)
     out = {
         "measurements": report.measurements,
         "efficiency": report.efficiency_source,
@@ -579,6 +626,21 @@ def render_table(report: Report, rows: str = "all") -> str:
             groups[f"{name} {k}"] = v
     out.append("SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS")
     out.append(_groups_table(groups).rstrip("\n"))
+    if report.coverage is not None:
+        c = report.coverage
+        by = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_by_metric"].items() if v is not None)
+        out.append("")
+        out.append("BANDS (80 %: the model's p10-p90 error, what sizer solve's bands use)")
+        # (the line is formatted only where there is a figure: None has no :.3f)
+        out.append(
+            f"  interval_coverage {c['interval_coverage']:.3f} ({by}) over {c['interval_figures']:,} figures"
+            if c["interval_coverage"] is not None
+            else "  interval_coverage - (no figure to score)"
+        )
+        if "interval_coverage_held_out_devices" in c and c["interval_coverage_held_out_devices"] is not None:
+            by_d = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_held_out_devices_by_metric"].items() if v is not None)
+            out.append(f"  held-out devices (global factors) {c['interval_coverage_held_out_devices']:.3f} ({by_d})")
+        out.append(f"  how: {c['interval_method']}")
     if roles:
         out.append("")
         out.append("FIT ROWS (used by `sizer calibrate`; shown for comparison, not a score)")

@@ -172,6 +172,9 @@ class Slo:
 
     ttft_s: tuple[tuple[str, float], ...] = ()
     tpot_s: tuple[tuple[str, float], ...] = ()
+    # the quantile of the latency model's error the bounds must hold at (sizer/evidence.py);
+    # 0.5 = the model's own estimate
+    confidence: float = 0.5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -340,7 +343,7 @@ class Workload:
 _TOP_KEYS = ("name", "description", "model", "served_model_name", "engine", "engine_version", "traffic", "slo", "memory", "search", "constraints", "pricing")
 _TRAFFIC_KEYS = ("requests_per_s", "prompt_tokens", "output_tokens", "dataset", "profile", "trace")
 _LENGTH_KEYS = (*PERCENTILE_KEYS, "max")
-_SLO_KEYS = ("ttft_s", "tpot_s")
+_SLO_KEYS = ("ttft_s", "tpot_s", "confidence")
 # Each engine's own name for the share of GPU memory it may use (vLLM --gpu-memory-utilization,
 # SGLang --mem-fraction-static, TensorRT-LLM kv_cache_free_gpu_memory_fraction).
 MEMORY_FRACTION_KEYS = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static", "trtllm": "free_gpu_memory_fraction"}
@@ -493,7 +496,7 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
 
     s = f.sub("slo")
     s.check_keys(_SLO_KEYS)
-    slo = Slo(ttft_s=_slo_bounds(s, "ttft_s"), tpot_s=_slo_bounds(s, "tpot_s"))
+    slo = Slo(ttft_s=_slo_bounds(s, "ttft_s"), tpot_s=_slo_bounds(s, "tpot_s"), confidence=s.number("confidence", 0.5, gt=0, lt=1))
 
     engine = f.string("engine", "vllm", choices=ENGINES)
     m = f.sub("memory")

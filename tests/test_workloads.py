@@ -77,6 +77,11 @@ def test_cli_solves_every_shipped_workload(path):
         assert DEPLOYMENT_KEYS | {"cost_usd_per_million_tokens"} <= set(d)
     for r in data["rejected"]:
         assert set(r) >= {"device", "reason"} and r["reason"]
+    # issue 13: every deployment and alternative says what stands behind it, and the plan how sure it is
+    for d in data["deployments"] + data["alternatives"]:
+        assert {"evidence", "max_rate_rps_per_replica_p10", "max_rate_rps_per_replica_p90", "max_rate_rps_per_replica_at_p50", "confidence_factors"} <= set(d)
+        assert d["evidence"]["basis"] in ("measured", "datasheet x global factors")
+    assert {"confidence", "cost_usd_per_hour_p10", "cost_usd_per_hour_p90", "at_p50", "confidence_cost", "error_model"} <= set(data)
 
 
 def _paid_gpus_per_replica(d) -> float:
