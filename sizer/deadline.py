@@ -35,6 +35,12 @@ class Deadline:
             raise self.error(what)
         return self.remaining_s()
 
+    def share(self, fraction: float) -> "Deadline":
+        """A deadline `fraction` of the time left from now (no limit stays no limit): the main
+        program's solve leaves the rest to what follows it (the evidence, break-even, re-solves)."""
+        left = self.remaining_s()
+        return Deadline(None if left is None else left * fraction)
+
     def check(self, what: str) -> None:
         """SolverError (exit 10) when the deadline has passed."""
         if self._end is not None and time.monotonic() >= self._end:

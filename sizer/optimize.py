@@ -95,6 +95,10 @@ from .units import MILLION, SECONDS_PER_HOUR
 from .workload import Workload
 
 TIE_BREAK_USD_PER_GPU_HOUR = 1e-6
+# The share of the time left the plan's own program may take: a program the solver cannot prove
+# optimal takes all it is given, and the rest of the command (constraint re-solves, break-even,
+# the evidence's rate searches) needs some of the limit too.
+MAIN_SOLVE_SHARE = 0.8
 NOT_COMPUTED = "not computed within --time-limit-s"
 DEFAULT_TIME_LIMIT_S = 30.0
 
@@ -1157,7 +1161,7 @@ def plan(
         (program if solve_options is options else build_program(problem, options)).prob.writeLP(lp_path)
     if start is not None:
         set_start(program, single_pools(problem, start))
-    solution = run_program(program, deadline)
+    solution = run_program(program, deadline.share(MAIN_SOLVE_SHARE))
     if solution is None:
         if not feasible and run_program(build_program(problem, options, frozenset(constraint_groups(problem, options))), deadline) is None:
             raise nothing_serves()
@@ -1219,9 +1223,9 @@ def plan(
     break_even = (None, None, None)
     first_party = None
     if alternatives:
-        break_even = _break_even(problem, options, plans, solution, deployments, time_limit_s)
+        break_even = _break_even(problem, options, plans, solution, deployments, deadline)
         if first_party_catalog is not None and not all(d.price.first_party and (d.reserved_price is None or d.reserved_price.first_party) for d in deployments):
-            first_party = _first_party_plan(workload, first_party_catalog, evaluated, time_limit_s, cost_per_hour, deployments)
+            first_party = _first_party_plan(workload, first_party_catalog, evaluated, deadline, cost_per_hour, deployments)
     warnings_ = _price_warnings(deployments, as_of)
     return Plan(
         as_of=as_of,
@@ -1289,7 +1293,8 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
     s C_d + C_rest (C_d what it pays for the device's GPUs over the horizon, C_rest the rest of a
     mixed fleet), and the best plan without the device costs C_alt, so s* = (C_alt - C_rest) / C_d
     and the break-even price is s* x the main pool's $/GPU-h. A daily profile or a mixed fleet:
-    the same on the day's cost. (None, None, None) when no plan without the device exists."""
+    the same on the day's cost. (None, None, None) when no plan without the device exists, or the
+    command's deadline leaves no time to find it."""
     main = deployments[0]
     device = main.candidate.config.device
     c_d = _device_cost_usd_per_horizon(problem, solution, device)
@@ -1305,7 +1310,10 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
             return None, None, None
         c_alt, alt_device = best.cost_usd_per_horizon, best.option.device
     else:
-        alt = run_program(build_program(problem, others), time_limit_s)
+        try:
+            alt = None if time_limit_s.expired() else run_program(build_program(problem, others), time_limit_s, "the break-even re-solve")
+        except SolverError:
+            alt = None
         if alt is None or not alt.pools:
             return None, None, None
         c_alt = alt.cost_usd_per_horizon
@@ -1322,11 +1330,14 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
 
 def _first_party_plan(workload, catalog, evaluated, time_limit_s, cost_per_hour, deployments) -> "FirstPartyPlan | None":
     """The best plan on first-party prices (provider_page and user rows), when it differs from the
-    plan: same candidates, offers from `catalog`. None when it is the same plan or none exists."""
+    plan: same candidates, offers from `catalog`. None when it is the same plan or none exists, or
+    the command's deadline (`time_limit_s`, a Deadline) leaves no time to find it."""
     try:
-        fp = plan(workload, catalog, evaluated, time_limit_s=time_limit_s, analyse_constraints=False, alternatives=False)
+        fp = plan(workload, catalog, evaluated, time_limit_s=time_limit_s.seconds, analyse_constraints=False, alternatives=False, deadline=time_limit_s)
     except InfeasibleError:
         return FirstPartyPlan(cost_usd_per_hour=math.inf, cost_usd_per_million_tokens=math.inf, deployments=())
+    except SolverError:
+        return None
 
     def shape(ds):
         return sorted((d.candidate.config, d.replicas, d.price.provider, round(d.cost_usd_per_hour, 6)) for d in ds)
@@ -1454,7 +1465,10 @@ def solve(
         if q == 0.5:
             raise
         raise InfeasibleError(f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error]", exc.reasons) from None
-    return assess(result, priced, baseline=at_one_half, deadline=deadline)  # the bands within the command's limit too
+    try:
+        return assess(result, priced, baseline=at_one_half, deadline=deadline)  # the bands within the command's limit too
+    except SolverError:  # the plan stands; only its evidence ran out of time
+        return replace(result, why=result.why + ". Cost band and evidence not computed: --time-limit-s reached")
 
 
 def check_context(workload: Workload) -> None:
