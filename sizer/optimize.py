@@ -1310,8 +1310,9 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
             return None, None, None
         c_alt, alt_device = best.cost_usd_per_horizon, best.option.device
     else:
+        deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
         try:
-            alt = None if time_limit_s.expired() else run_program(build_program(problem, others), time_limit_s, "the break-even re-solve")
+            alt = None if deadline.expired() else run_program(build_program(problem, others), deadline, "the break-even re-solve")
         except SolverError:
             alt = None
         if alt is None or not alt.pools:
@@ -1332,8 +1333,9 @@ def _first_party_plan(workload, catalog, evaluated, time_limit_s, cost_per_hour,
     """The best plan on first-party prices (provider_page and user rows), when it differs from the
     plan: same candidates, offers from `catalog`. None when it is the same plan or none exists, or
     the command's deadline (`time_limit_s`, a Deadline) leaves no time to find it."""
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
     try:
-        fp = plan(workload, catalog, evaluated, time_limit_s=time_limit_s.seconds, analyse_constraints=False, alternatives=False, deadline=time_limit_s)
+        fp = plan(workload, catalog, evaluated, time_limit_s=deadline.seconds, analyse_constraints=False, alternatives=False, deadline=deadline)
     except InfeasibleError:
         return FirstPartyPlan(cost_usd_per_hour=math.inf, cost_usd_per_million_tokens=math.inf, deployments=())
     except SolverError:
