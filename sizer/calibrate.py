@@ -44,19 +44,27 @@ from .validate import Setup, build_setup, predict
 # Which groupings may move each factor (beyond its global value).
 D, E, W, A, V = "device", "engine", "weight_dtype", "architecture", "engine_version"
 LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "hbm_bandwidth_fraction": ((D,), (E,), (D, E)),
+    # (D, E, V): a device's software releases differ (ROCm vLLM 0.6 against 0.10 on MI300X) beyond
+    # what the engine's release does on other devices; the offset of a release measured on a device
+    # is that device's, and a release not measured there falls back to the nearest measured one
+    # (efficiency.release_for), not to the average over the device's releases
+    "hbm_bandwidth_fraction": ((D,), (E,), (D, E), (D, E, V)),
     "expert_bandwidth_fraction": ((E,), (W,), (D, E)),
     "kv_bandwidth_fraction": ((E,), (D,)),
     # an engine's release changes its GEMM and attention kernels too (ROCm vLLM 0.6 against 0.4 and
     # 0.7 on MI300X: the same device and engine a factor of several apart in prefill)
-    "compute_fraction": ((D,), (E,), (W,), (D, E), (E, V)),
-    "attention_compute_fraction": ((E,), (D,), (E, V)),
+    # (A,), (W, A): a dense model's GEMMs are a few large matrices; an MoE's are grouped GEMMs over
+    # experts that each see a fraction of the step's tokens (and MLA's attention runs other kernels):
+    # one GEMM efficiency for both made the fit trade dense prefill against MoE prefill (Llama-3.1-70B
+    # TTFT 40-80 % high on every engine and device while the MoE rows sat at their median)
+    "compute_fraction": ((D,), (E,), (W,), (A,), (W, A), (D, E), (E, V), (D, E, V)),
+    "attention_compute_fraction": ((E,), (D,), (A,), (E, V), (D, E, V)),
     "link_bandwidth_fraction": (),  # not fitted: FIXED below
     "link_latency_s": ((E,),),
-    "step_overhead_s": ((E,), (D, E), (E, V)),
+    "step_overhead_s": ((E,), (D, E), (E, V), (D, E, V)),
     "sequence_overhead_s": ((E,),),
-    "request_overhead_s": ((E,), (D, E), (E, A), (E, V)),
-    "prefill_layer_overhead_s": ((E,), (D, E), (E, A), (E, V)),
+    "request_overhead_s": ((E,), (D, E), (E, A), (E, V), (D, E, V)),
+    "prefill_layer_overhead_s": ((E,), (D, E), (E, A), (E, V), (D, E, V)),
     "admission_steps": ((E,), (E, V)),
     "burst_fraction": ((E,),),
 }
@@ -136,6 +144,7 @@ class FitResult:
     rms_log_error: dict[str, float]
     entry_rows: dict[tuple, int]
     entry_residual: dict[tuple, float]
+    full_rows: dict[tuple, int] = None  # (device, engine, weight, architecture, release) -> fit rows
 
 
 class _Problem:
@@ -315,7 +324,13 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
         rms_log_error=rms,
         entry_rows=entry_rows,
         entry_residual=entry_residual,
+        full_rows={
+            (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version)): 0 for res in prob.fit
+        },
     )
+    for res in prob.fit:
+        key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version))
+        result.full_rows[key] += 1
     return result
 
 
@@ -328,6 +343,7 @@ def _matches_of(res: Resolved) -> list[tuple]:
         (("device", d), ("engine", e)),
         (("engine", e), ("architecture", a)),
         (("engine", e), ("engine_version", version_label(res.row.engine_version))),
+        (("engine", e), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
         (("device", d), ("engine", e), ("weight_dtype", w)),
         (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a)),
         (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
@@ -386,7 +402,7 @@ def write_efficiency(
     `residual` (RMS log error of their TPOT and TTFT)."""
     fitted = fitted or _dt.date.today().isoformat()
     full_combos = [c for c in combos if len(c) == 5]
-    combos = [c[:4] for c in combos]
+    combos = sorted({c[:4] for c in combos})
     matches: list[dict[str, str]] = [{}]
     engines = sorted({e for _, e, _, _ in combos})
     devices = sorted({d for d, _, _, _ in combos})
@@ -395,12 +411,29 @@ def write_efficiency(
     matches += [{"device": d, "engine": e} for d, e in sorted({(d, e) for d, e, _, _ in combos})]
     matches += [{"engine": e, "architecture": a} for e, a in sorted({(e, a) for _, e, _, a in combos})]
     matches += [{"engine": e, "engine_version": v} for e, v in sorted(versions or ()) if v]
+    # engine x architecture x release: a device with no entry of its own (L4, A100 ...) takes the
+    # release's offsets with the architecture's (an {engine, architecture} entry would otherwise
+    # outrank the {engine, engine_version} one and drop the release)
+    engine_releases: dict[str, set[str]] = {}
+    for (_, e, _, _, v), n in result.full_rows.items():
+        if v and n:
+            engine_releases.setdefault(e, set()).add(v)
+    matches += [
+        {"engine": e, "architecture": a, "engine_version": v} for e, a in sorted({(e, a) for _, e, _, a in combos}) for v in sorted(engine_releases.get(e, ()))
+    ]
     matches += [{"device": d, "engine": e, "weight_dtype": w} for d, e, w in sorted({(d, e, w) for d, e, w, _ in combos})]
     matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a} for d, e, w, a in sorted({c[:4] for c in combos})]
-    # with the release: a factor some (engine, engine_version) level moves composes with the rest
-    matches += [
-        {"device": d, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for d, e, w, a, v in sorted({c for c in full_combos or () if c[4]})
-    ]
+    # with the release: a factor some (engine, engine_version) level moves composes with the rest;
+    # every (device, engine, format, architecture) at every release with fit rows on that device and
+    # engine, so a lookup that falls back to the nearest measured release (efficiency.release_for)
+    # finds its full entry
+    fitted_releases: dict[tuple[str, str], set[str]] = {}
+    for (d, e, w, a, v), n in result.full_rows.items():
+        if v and n:
+            fitted_releases.setdefault((d, e), set()).add(v)
+    full = {c for c in full_combos or () if c[4]}
+    full |= {(d, e, w, a, v) for d, e, w, a in combos for v in fitted_releases.get((d, e), ())}
+    matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for d, e, w, a, v in sorted(full)]
     entries = []
     for m in matches:
         values = {}

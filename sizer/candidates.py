@@ -72,6 +72,7 @@ class Evaluated:
     max_rate_rps: float = 0.0
     binding: str | None = None  # the check that stops the per-replica rate growing
     rate_exact: bool = True  # False: the search stopped early (a feasible rate, not the largest; evaluate_candidates' prune)
+    factors_basis: dict | None = None  # efficiency.EfficiencyTable.basis of the factors its speed used
 
     @property
     def feasible(self) -> bool:
@@ -283,7 +284,9 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             [(model, gpu, cfg.layout(), cfg.weight_dtype, cfg.kv_dtype) for _, cfg, gpu, _, _, _, _ in passing],
             engine=workload.engine,
             efficiency=efficiency_table(catalog.root),
-            engine_version=workload.engine_version,
+            # the release the memory rule used (the workload's, else the engine's default): its
+            # factors, or the nearest release measured on the device (efficiency.release_for)
+            engine_version=[settings.version for _, _, _, _, settings, _, _ in passing],
         )
         limits = Limits(
             max_concurrency=np.array([a.max_concurrency for *_, a in passing], dtype=float),
@@ -303,7 +306,7 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
         keep = _cannot_win(workload, (catalog, *price_views), passing) if prune and prunable(workload) else None
         cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
-            out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]))
+            out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]), catalog.root)
     return [e for e in out if e is not None]
 
 
@@ -449,7 +452,7 @@ def demand_of(workload: Workload) -> Demand:
 
 def _with_capacity(
     cfg: Config, m: MemoryBreakdown, engine: EngineSettings, price: Price, adm: Admission, cap: Capacity, j: int, workload: Workload,
-    scales: tuple[float, float] | None = None,
+    scales: tuple[float, float] | None = None, catalog_root=None,
 ) -> Evaluated:
     rate = float(cap.max_rate_rps[j])
     if rate <= 0:
@@ -466,7 +469,18 @@ def _with_capacity(
         max_rate_rps=rate,
         binding=cap.binding[j],
         rate_exact=bool(cap.exact[j]),
+        factors_basis=_factors_basis(catalog_root, cfg, engine, workload.model),
     )
+
+
+def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model) -> dict | None:
+    """efficiency.EfficiencyTable.basis for a feasible configuration (the evidence of its speed)."""
+    from .efficiency import architecture_of
+
+    if catalog_root is None:
+        return None
+    table = efficiency_table(catalog_root)
+    return table.basis(cfg.device, engine.engine, cfg.weight_dtype, architecture_of(model), engine.version)
 
 
 def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], rates_rps: list[float]) -> LoadPoint:
@@ -475,7 +489,7 @@ def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated],
     for e in evaluated:
         gpu = catalog.gpu(e.config.device)
         rows.append((workload.model, gpu, e.config.layout(), e.config.weight_dtype, e.config.kv_dtype))
-    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=workload.engine_version)
+    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=[e.engine.version for e in evaluated])
     limits = Limits(
         max_concurrency=np.array([e.max_concurrency for e in evaluated], dtype=float),
         max_num_seqs=np.array([e.engine.max_num_seqs for e in evaluated], dtype=float),

@@ -38,6 +38,11 @@ and routed experts). `engine_version` is the engine's release as major.minor (ve
 For a (device, engine, weight_dtype, architecture, engine_version) every factor is taken from the
 most specific entry that matches and gives it: more match keys win; between equally specific
 entries device > engine > weight_dtype > architecture > engine_version.
+A release the table holds no entry for on that device and engine is looked up as the nearest
+release that has fit rows there (release_for: the newest measured release not after it, else the
+oldest after it), so a workload on a current release takes the factors fitted on the device's
+most recent measured software, never silently the release-neutral average of older rows; which
+release was used is reported (basis).
 The default entry must give every factor. Each entry also carries its provenance (`rows`: the
 measurement rows whose fit produced it, `fitted`: the date, `residual`: the fit's RMS log error on
 those rows), which the loader keeps for reports.
@@ -172,8 +177,42 @@ class EfficiencyTable:
         most specific entry giving it (memoised: a table is immutable)."""
         return _factors_cached(self, device, engine, weight_dtype, architecture, engine_version)
 
+    def release_for(self, device: str, engine: str, engine_version: str = "") -> str:
+        """The release whose entries a lookup on (device, engine, engine_version) uses: the release
+        itself when the table has fit rows of it on that device and engine (or no device entries
+        with a release at all), else the nearest measured one there (the newest not after it, else
+        the oldest after it); "" for an unknown release. Non-numeric tags ("nightly") match only
+        themselves."""
+        return _release_for(self, device.lower(), engine.lower(), version_label(engine_version))
+
+    def basis(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> dict:
+        """Where a lookup's factors come from: the release asked for and the release used, the
+        most specific entry giving the compute fraction (its match and fit rows), and the fit rows
+        of that device and engine at the release used."""
+        asked = version_label(engine_version)
+        used = self.release_for(device, engine, engine_version)
+        want = _wanted(device, engine, weight_dtype, architecture, used)
+        ranked = sorted((e for e in _for_device(self, want["device"]) if e.matches(want)), key=lambda e: e.specificity, reverse=True)
+        top = next((e for e in ranked if any(n == "compute_fraction" for n, _ in e.values)), None)
+        release_rows = sum(
+            e.rows
+            for e in _for_device(self, want["device"])
+            if dict(_normalised(e.match)).get("device") == want["device"]
+            and dict(_normalised(e.match)).get("engine") == want["engine"]
+            and len(e.match) == len(MATCH_KEYS)
+            and dict(_normalised(e.match)).get("engine_version") == used
+        ) if used else 0
+        return {
+            "requested_release": asked,
+            "release": used,
+            "entry": dict(top.match) if top is not None else {},
+            "entry_rows": top.rows if top is not None else 0,
+            "release_rows": int(release_rows),
+        }
+
     def _factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
         want = _wanted(device, engine, weight_dtype, architecture, engine_version)
+        want["engine_version"] = _release_for(self, want["device"], want["engine"], want["engine_version"])
         ranked = sorted(
             (e for e in _for_device(self, want["device"]) if e.matches(want)),
             key=lambda e: e.specificity,
@@ -197,6 +236,39 @@ def _for_device(table: EfficiencyTable, device: str) -> tuple[Entry, ...]:
     """The entries that can match a lookup on `device` (lower case): those naming it and those
     naming no device, in the table's order (a tenth of the table: a lookup compares fewer)."""
     return tuple(e for e in table.entries if dict(_normalised(e.match)).get("device", device) == device)
+
+
+def _release_key(label: str) -> tuple[int, int] | None:
+    import re
+
+    m = re.fullmatch(r"(\d+)\.(\d+)", label)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@lru_cache(maxsize=1024)
+def _measured_releases(table: EfficiencyTable, device: str, engine: str) -> tuple[str, ...]:
+    """Releases with fit rows on (device, engine): those of its full entries with rows > 0."""
+    out = set()
+    for e in _for_device(table, device):
+        m = dict(_normalised(e.match))
+        if m.get("device") == device and m.get("engine") == engine and m.get("engine_version") and e.rows > 0:
+            out.add(m["engine_version"])
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=4096)
+def _release_for(table: EfficiencyTable, device: str, engine: str, version: str) -> str:
+    measured = _measured_releases(table, device, engine)
+    if not version or not measured or version in measured:
+        return version
+    key = _release_key(version)
+    if key is None:
+        return version
+    numeric = sorted((k, r) for r in measured if (k := _release_key(r)) is not None)
+    if not numeric:
+        return version
+    before = [r for k, r in numeric if k <= key]
+    return before[-1] if before else numeric[0][1]
 
 
 def _entry(f: Fields, index: int) -> Entry:

@@ -88,6 +88,9 @@ SAME_ARCHITECTURE = {
     "nvidia/llama-3.3-70b-instruct-fp8": "llama-3.1-70b",
     "nvidia/llama-3.3-70b-instruct-fp4": "llama-3.1-70b",
     "meta-llama/llama-3.1-8b-instruct": "llama-3.1-8b",
+    # AMD's FP8 checkpoints with an FP8 KV-cache scale (Quark), as AMD's ROCm vLLM tables name them
+    "amd/llama-3.1-70b-instruct-fp8-kv": "llama-3.1-70b",
+    "amd/llama-3.1-405b-instruct-fp8-kv": "llama-3.1-405b",
 }
 
 # Architectures the step-time model does not describe, and why.
@@ -106,6 +109,69 @@ ENGINES = ("vllm", "sglang", "trtllm")
 #   vllm:   --kv-cache-dtype auto = the model dtype (bf16).
 #   sglang: --kv-cache-dtype auto = the model dtype (bf16).
 DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8"}, "vllm": {}, "sglang": {}}
+
+# Launch flags of the harness that measured a row, where the row does not record them. The
+# aiconfigurator rows whose silicon_data_source is a dated export (source_file=YYYY-MM-DD.csv) or
+# the database dump (db-dump/...) are InferenceX runs (their images, models and config ids are
+# InferenceX's), launched by SemiAnalysisAI/InferenceX benchmarks/single_node/fixed_seq_len/*.sh
+# (read @843c6254ff69b567f772f6a5fd97675af3d04431; the retired models' scripts under deprecated/).
+# Those scripts set an FP8 KV cache on Blackwell (vLLM --kv-cache-dtype fp8, SGLang
+# --kv-cache-dtype fp8_e4m3) and, in some, the prompt-token budget per step; the engines'
+# defaults (DEFAULT_KV: bf16) would halve the KV pool and double the KV reads of those rows.
+# Only unconditional flags are taken (a flag a script sets in one branch of ISL/TP only is not).
+# Single-node aggregated rows only: the multi-node (disaggregated) recipes are not read here.
+INFERENCEX_SOURCE = re.compile(r"db-dump/|source_file=20\d\d-\d\d-\d\d\.csv")
+HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...], dict], ...] = (
+    # (model ids, systems, engine, precisions, flags); max_num_batched_tokens "2isl" = 2 x ISL
+    # dsr1_fp8_b200.sh, dsr1_fp4_b200.sh, dsr1_fp8_b300.sh, dsr1_fp4_b300.sh: --kv-cache-dtype fp8_e4m3
+    (("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8"}),
+    # dsr1_fp8_h200.sh: --chunked-prefill-size 32768 in both branches, KV in the model dtype
+    (("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), ("h200_sxm",), "sglang", ("fp8",), {"max_num_batched_tokens": 32768}),
+    # deprecated/glm5_fp8_b200.sh, glm5_fp8_b300.sh, glm5_fp4_b200.sh: fp8_e4m3 KV, --chunked-prefill-size 32768
+    (("zhipuai/glm-5",), ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": 32768}),
+    # deprecated/minimaxm2.5_fp{8,4}_b{200,300}.sh: --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2))
+    (("minimaxai/minimax-m2.5",), ("b200_sxm", "b300_sxm"), "vllm", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": "2isl"}),
+    # deprecated/minimaxm2.5_fp8_h200.sh: --kv-cache-dtype fp8 (its token budget depends on the branch)
+    (("minimaxai/minimax-m2.5",), ("h200_sxm",), "vllm", ("fp8",), {"kv_dtype": "fp8"}),
+    # deprecated/kimik2.5_fp4_b200.sh, kimik2.5_fp4_b300.sh: --kv-cache-dtype fp8 (the INT4 scripts keep the default)
+    (("moonshotai/kimi-k2.5",), ("b200_sxm", "b300_sxm"), "vllm", ("fp4",), {"kv_dtype": "fp8"}),
+)
+
+
+# InferenceX's client draws every request's prompt and output length uniformly from
+# [int(0.8 L), L] (utils/bench_serving/benchmark_serving.py sample_uniform: randint(int(L x
+# range_ratio), L + 1), RANDOM_RANGE_RATIO 0.8 in .github/workflows/benchmark-tmpl.yml and
+# benchmark-multinode-tmpl.yml): its "1024x1024" rows ran prompts and outputs of 819-1024 tokens,
+# 922 on average, not 1024.
+INFERENCEX_RANGE_RATIO = 0.8
+
+
+def harness_flags(row: "MeasuredRow") -> dict:
+    """The conditions the row's harness set and the row does not record: InferenceX's length
+    range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS,
+    aggregated rows)."""
+    if not INFERENCEX_SOURCE.search(row.source or ""):
+        return {}
+    out: dict = {"range_ratio": INFERENCEX_RANGE_RATIO}
+    if row.mode != "agg":
+        return out
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    for models, systems, engine, precisions, flags in HARNESS_FLAGS:
+        if model in models and system in systems and row.engine == engine and row.precision in precisions:
+            out.update(flags)
+            if out.get("max_num_batched_tokens") == "2isl":
+                out["max_num_batched_tokens"] = 2 * row.isl
+            break
+    return out
+
+
+def _uniform_lengths(length: float, ratio: float):
+    """Lengths drawn uniformly from [ratio x length, length] (a quantile table: linear between)."""
+    from .datasets import make_empirical
+
+    lo = float(int(length * ratio))
+    return make_empirical(((0.0, lo), (50.0, (lo + length) / 2), (100.0, float(length))))
+
 
 # Measurement precision -> weight format (the model's own checkpoint format when it is that precision).
 PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4", "int4": "int4", "bf16": "bf16", "fp16": "fp16", "nvfp4": "nvfp4", "mxfp4": "mxfp4"}
@@ -550,6 +616,9 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         per_request = row.measured_output_tokens_per_request
         if per_request:
             output = output.scaled_to_mean(per_request)  # the tokens this run generated per request
+    ratio = harness_flags(row).get("range_ratio")
+    if ratio and not row.dataset:
+        prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)
     device = SYSTEMS.get(row.system.lower(), row.system)
     try:
         gpu = catalog.gpu(device)
@@ -560,7 +629,12 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         return Skipped(row=row, reason=f"precision {row.precision!r} not modelled (expected one of {', '.join(PRECISIONS)})")
     if wd in ("nvfp4",) and not gpu.supports("fp4"):
         return Skipped(row=row, reason=f"precision fp4 on {gpu.name}, which has no FP4 tensor cores in the catalog")
-    kv = row.kv_dtype or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
+    harness = harness_flags(row)
+    if harness.get("max_num_batched_tokens") and not row.max_num_batched_tokens:
+        from dataclasses import replace as _replace
+
+        row = _replace(row, max_num_batched_tokens=float(harness["max_num_batched_tokens"]))
+    kv = row.kv_dtype or harness.get("kv_dtype") or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
     if row.mode == "disagg":
         if row.prefill is None or row.decode is None:
             return Skipped(

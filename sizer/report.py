@@ -115,6 +115,7 @@ def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True, as_of=No
         "reserved_price_source_kind": d.reserved_price.source_kind if d.reserved_price else None,
         "reserved_price_age_days": d.reserved_price.age_days(as_of) if d.reserved_price and as_of is not None else None,
         "hourly_replicas": list(d.hourly_replicas) if len(d.hourly_replicas) > 1 else None,
+        **_factors_fields(e),
         "launch_command": d.launch_command,
     }
     if with_cost_per_token:
@@ -193,6 +194,25 @@ def plan_assessment_fields(plan: Plan) -> dict[str, Any]:
         p["p99_extra_gpus_fraction"] = None if not a.at_p50.gpus else _r(gpus / a.at_p50.gpus - 1, 6)
         out["at_p50"] = p
     return out
+
+
+def _factors_fields(e) -> dict[str, Any]:
+    """Which release's fitted efficiency factors a deployment's speed rests on
+    (efficiency.EfficiencyTable.basis): `factors_release` (the release used: the deployment's own
+    when fit rows of it exist on that device and engine, else the nearest measured there),
+    `factors_release_requested` (the engine release of the launch line), `factors_release_rows`
+    (fit rows of that device, engine and release) and `factors_entry` (the most specific entry
+    giving the compute fraction, with its fit rows)."""
+    basis = getattr(e, "factors_basis", None)
+    if not basis:
+        return {"factors_release": None, "factors_release_requested": None, "factors_release_rows": 0, "factors_entry": None}
+    entry = ", ".join(f"{k}={v}" for k, v in basis["entry"].items()) or "default"
+    return {
+        "factors_release": basis["release"] or None,
+        "factors_release_requested": basis["requested_release"] or None,
+        "factors_release_rows": basis["release_rows"],
+        "factors_entry": f"{entry} ({basis['entry_rows']} fit rows)",
+    }
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:

@@ -585,7 +585,7 @@ def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: in
         [(workload.model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype)],
         engine=workload.engine,
         efficiency=efficiency_table(catalog.root),
-        engine_version=workload.engine_version,
+        engine_version=e.engine.version if e.engine is not None else workload.engine_version,
     )
     return ReplicaSpec(
         label=cfg.label(),

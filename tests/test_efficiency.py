@@ -101,3 +101,47 @@ def test_shipped_table_is_fitted_with_provenance(catalog):
     assert len(fitted) > 10 and all(e.residual is not None for e in fitted)
     # link bandwidth is the sourced constant, not fitted: NCCL's ~370 of 450 GB/s (nccl-tests#212)
     assert default.link_bandwidth_fraction == pytest.approx(0.82, abs=0.005)
+
+
+def _release_table(tmp_path):
+    """MI300X/vllm measured at releases 0.6 and 0.10 (rows > 0), 0.11 present only as a composed
+    entry (rows 0); the engine's 0.19 entry from other devices."""
+    full = "  - match: {{device: MI300X, engine: vllm, weight_dtype: fp8, architecture: dense, engine_version: '{v}'}}\n    compute_fraction: {c}\n    rows: {n}\n"
+    body = DEFAULT
+    body += full.format(v="0.6", c=0.1, n=12) + full.format(v="0.10", c=0.3, n=8) + full.format(v="0.11", c=0.2, n=0)
+    body += "  - match: {engine: vllm, engine_version: '0.19'}\n    compute_fraction: 0.45\n    rows: 70\n"
+    return load_efficiency(_write(tmp_path, body))
+
+
+def test_a_release_not_measured_on_the_device_takes_the_nearest_measured_one(tmp_path):
+    """A 0.19 launch line on MI300X: no MI300X fit rows at 0.19, so the newest measured release not
+    after it, 0.10 (0.11 has an entry but no rows), never 0.6 and never the device-neutral value;
+    0.7 falls back to 0.6 (the newest not after it), 0.4 to 0.6 (none before it: the oldest after)."""
+    table = _release_table(tmp_path)
+    assert table.release_for("MI300X", "vllm", "0.19.0") == "0.10"
+    assert table.factors("MI300X", "vllm", "fp8", "dense", "0.19").compute_fraction == pytest.approx(0.3)
+    assert table.release_for("MI300X", "vllm", "0.7") == "0.6"
+    assert table.release_for("MI300X", "vllm", "0.4.3") == "0.6"
+    assert table.factors("MI300X", "vllm", "fp8", "dense", "0.6.4").compute_fraction == pytest.approx(0.1)
+    # a measured release is its own; a device with no release entries keeps the release asked for
+    assert table.release_for("MI300X", "vllm", "0.10.2") == "0.10"
+    assert table.release_for("H100-SXM", "vllm", "0.19") == "0.19"
+    assert table.factors("H100-SXM", "vllm", "fp8", "dense", "0.19").compute_fraction == pytest.approx(0.45)
+    # a non-numeric tag matches only itself
+    assert table.release_for("MI300X", "vllm", "nightly") == "nightly"
+
+
+def test_basis_says_which_release_the_factors_come_from(tmp_path):
+    basis = _release_table(tmp_path).basis("MI300X", "vllm", "fp8", "dense", "0.19")
+    assert basis["requested_release"] == "0.19" and basis["release"] == "0.10"
+    assert basis["release_rows"] == 8
+    assert basis["entry"]["engine_version"] == "0.10" and basis["entry_rows"] == 8
+
+
+def test_shipped_mi300x_current_release_uses_recent_rocm_rows(catalog):
+    """The shipped table: a vLLM 0.19 workload on MI300X takes the factors of the newest ROCm vLLM
+    release with MI300X fit rows (AMD's tables of vLLM 0.10-0.11, 2025), not those of vLLM 0.6."""
+    table = efficiency_table(catalog.root)
+    release = table.release_for("MI300X", "vllm", "0.19")
+    assert release in ("0.10", "0.11")
+    assert table.basis("MI300X", "vllm", "fp8", "dense", "0.19")["release_rows"] > 0

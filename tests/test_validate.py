@@ -136,3 +136,29 @@ def test_rate_based_rows_use_the_open_loop(tmp_path, catalog):
     assert lo.row.kind == "rate" and hi.row.kind == "rate"
     assert hi.predicted_tpot_ms > lo.predicted_tpot_ms and hi.predicted_ttft_ms > lo.predicted_ttft_ms
     assert hi.predicted_tokens_per_s == pytest.approx(4 * 256, rel=1e-6)  # an open loop delivers its offered load
+
+
+def test_inferencex_rows_are_read_with_their_harness(catalog):
+    """An aiconfigurator row exported from InferenceX (source_file=YYYY-MM-DD.csv) runs its
+    client's lengths, uniform in [int(0.8 L), L] (SemiAnalysisAI/InferenceX
+    utils/bench_serving/benchmark_serving.py sample_uniform, RANDOM_RANGE_RATIO 0.8): a 1024-token
+    row averages (819 + 1024) / 2 = 921.5 tokens; and its launch script's flags
+    (deprecated/minimaxm2.5_fp8_b200.sh: --kv-cache-dtype fp8 --max-num-batched-tokens
+    $((ISL * 2))). The same row from another source keeps the engine's defaults and fixed lengths."""
+    from sizer.measurements import MeasuredRow, Resolved, resolve
+
+    def row(source):
+        return MeasuredRow(
+            row_id="x", source=source, origin="t", model_id="MiniMaxAI/MiniMax-M2.5", system="b200_sxm", engine="vllm",
+            engine_version="0.19.0", precision="fp8", mode="agg", kind="concurrency", isl=1024.0, osl=1024.0,
+            concurrency=16.0, tp=2, ttft_ms=100.0, tpot_ms=10.0,
+        )
+
+    ix = resolve(row("source_file=2026-03-25.csv; model=MiniMax-M2.5; silicon_concurrency=16"), catalog)
+    other = resolve(row("some other benchmark"), catalog)
+    assert isinstance(ix, Resolved) and isinstance(other, Resolved)
+    assert ix.kv_dtype == "fp8" and other.kv_dtype == "bf16"
+    assert ix.row.max_num_batched_tokens == 2048 and other.row.max_num_batched_tokens is None
+    assert ix.prompt.mean == pytest.approx(921.5, rel=1e-3) and ix.output.mean == pytest.approx(921.5, rel=1e-3)
+    assert ix.prompt.quantile(0) == 819 and ix.prompt.quantile(100) == 1024
+    assert other.prompt is None
