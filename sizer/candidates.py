@@ -28,7 +28,7 @@ from .model import ModelArch
 from .residency import Admission, admission
 from .efficiency import efficiency_table
 from .perf import build_step_model
-from .queueing import Capacity, Demand, Limits, LoadPoint, evaluate_load, max_rate
+from .queueing import SEARCH_MARGIN, Capacity, Demand, Limits, LoadPoint, evaluate_load, max_rate
 from .units import GIB, REQUIRES_NATIVE
 from .workload import Workload
 
@@ -159,6 +159,14 @@ def memory_reason(m: MemoryBreakdown, tp: int, pp: int) -> str | None:
     return None
 
 
+def _past(value: float, bound: float) -> str:
+    """How a latency at zero load fails its bound: above it, or within the share of it the rate
+    search keeps in hand (queueing.SEARCH_MARGIN)."""
+    if value > bound:
+        return f"> {bound:g} s"
+    return f"within {SEARCH_MARGIN:.1%} of {bound:g} s (the share of each bound the search keeps in hand)"
+
+
 def max_model_len_reason(m: MemoryBreakdown, where: str = "") -> str:
     """vLLM refuses to start when its KV pool cannot hold one request of max_model_len tokens
     (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory; V0 raised the same in
@@ -174,16 +182,19 @@ def _latency_reason(
     point: LoadPoint, i: int, workload: Workload, violations: dict[str, np.ndarray], m: MemoryBreakdown, max_num_seqs: int,
     scales: tuple[float, float] | None = None,
 ) -> str:
-    # scales: (TTFT factor on the point's TTFT, step factor its times already carry) at slo.confidence
+    # scales: (TTFT factor on the point's TTFT, step factor its times already carry) at slo.confidence;
+    # the violations were found against the bounds less SEARCH_MARGIN, as max_rate searches
     at = "" if scales is None else f" at confidence {workload.slo.confidence:g} (the model's error: TTFT x{scales[0] * scales[1]:.2f}, TPOT x{scales[1]:.2f})"
     if violations["ttft"][i]:
         f = 1.0 if scales is None else scales[0]
-        key, bound = next((k, b) for k, b in workload.slo.ttft_s if point.ttft_s[k][i] * f > b)
+        key, bound = next((k, b) for k, b in workload.slo.ttft_s if point.ttft_s[k][i] * f > b * (1 - SEARCH_MARGIN))
         p = workload.traffic.prompt_tokens.quantile(float(key[1:]))
-        return f"TTFT {key} {point.ttft_s[key][i] * f:.3f} s at zero load (prefill of the {p:,.0f}-token {key} prompt){at} > {bound:g} s"
+        value = point.ttft_s[key][i] * f
+        return f"TTFT {key} {value:.3f} s at zero load (prefill of the {p:,.0f}-token {key} prompt){at} {_past(value, bound)}"
     if violations["tpot"][i]:
-        key, bound = next((k, b) for k, b in workload.slo.tpot_s if point.tpot_s[k][i] > b)
-        return f"TPOT {key} {point.tpot_s[key][i]:.4f} s at batch 1{at} > {bound:g} s"
+        key, bound = next((k, b) for k, b in workload.slo.tpot_s if point.tpot_s[k][i] > b * (1 - SEARCH_MARGIN))
+        value = point.tpot_s[key][i]
+        return f"TPOT {key} {value:.4f} s at batch 1{at} {_past(value, bound)}"
     if violations["memory"][i]:
         return f"memory holds {m.max_concurrency} sequence(s) at {m.context_tokens:,} tokens; even a trickle of load needs more"
     if violations["max_num_seqs"][i]:
@@ -203,7 +214,7 @@ def engine_overrides(workload: Workload) -> EngineOverrides:
     )
 
 
-def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False, price_views: tuple[Catalog, ...] = ()) -> list[Evaluated]:
+def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = False, price_views: tuple[Catalog, ...] = (), deadline=None) -> list[Evaluated]:
     """Check every configuration of the search space; compute capacity for those that pass.
 
     `prune` (sizer solve): where the plan is one configuration with no purchasing constraint,
@@ -211,7 +222,8 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
     at the top of their rate bracket (see _cannot_win); their rate is then a feasible one, not
     the largest (rate_exact False), and no plan, alternative or saving is built from them.
     `price_views`: other price catalogs a plan will also be built on (the first-party prices): a
-    candidate stops early only when it cannot win under any of them either."""
+    candidate stops early only when it cannot win under any of them either.
+    `deadline` (deadline.Deadline) bounds the rate search: SolverError when it passes."""
     model = workload.model
     policy = engine_policy(workload.engine)
     overrides = engine_overrides(workload)
@@ -292,7 +304,7 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             limits = replace(limits, ttft_scale=k_ttft / k)
             scales = (k_ttft / k, k)
         keep = _cannot_win(workload, (catalog, *price_views), passing) if prune and prunable(workload) else None
-        cap = max_rate(step, demand_of(workload), limits, keep=keep)
+        cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
             out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]), catalog.root)
     return [e for e in out if e is not None]

@@ -604,6 +604,24 @@ def load_catalog(root: Path | None = None) -> Catalog:
     return Catalog(root=root, gpus=gpus, prices=prices, models=models)
 
 
+def user_path(spec: str) -> Path:
+    """A path as the user wrote it, `~` expanded where it names a home directory (kept as
+    written where it names no user this system knows)."""
+    try:
+        return Path(spec).expanduser()
+    except RuntimeError:
+        return Path(spec)
+
+
+def _exists(path: Path) -> bool:
+    """Whether a path exists; False for a name no file system could hold (longer than the
+    system's limit, or with a NUL byte), which is then looked up as a model name."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 LOCAL_ID_NOTE = "served from its folder: no Hugging Face id in the config (_name_or_path)"
 
 
@@ -613,11 +631,12 @@ def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, 
     entry = catalog.find_model(spec)
     if entry is not None:
         return load_model_entry(entry.path)
-    path = Path(spec).expanduser()
+    path = user_path(spec)
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    looks_like_path = spec.endswith(".json") or "/" in spec or os.sep in spec or path.exists()
-    if looks_like_path and path.exists():
+    exists = _exists(path)
+    looks_like_path = spec.endswith(".json") or "/" in spec or os.sep in spec or exists
+    if looks_like_path and exists:
         if path.is_dir() and not (path / "config.json").is_file():
             raise InputFileError(f"{where}folder {path} holds no config.json")
         model = load_config_json(path, label=str(path))

@@ -2,7 +2,8 @@
 
 Exit codes (errors.py): 0 success, 2 command-line usage, 3 missing or unreadable file, 4 YAML/JSON
 syntax, 5 unknown key, 6 wrong type, 7 bad value, 8 unknown model/device/provider, 9 infeasible,
-10 solver failure, 1 any other sizer error. Errors are one line on stderr; --debug shows the traceback.
+10 solver failure, 1 any other sizer error, 70 an internal error (a bug in sizer). Errors are one line on
+stderr; --debug shows the traceback.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ import click
 
 from . import __version__
 from .catalog import load_catalog, load_price_files, resolve_model
-from .errors import SizerError
+from .deadline import Deadline
+from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
+
+MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a limit is no limit (and the clock's arithmetic overflows)
 from .report import render_explanation, render_plan, to_json
+from .schema import check_output_path, write_output
 from .units import normalise_dtype
 from .workload import load_workload
 
@@ -27,9 +32,16 @@ PLAN_FORMATS = click.Choice(["table", "json", "csv", "markdown"])
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text, "--output")
     else:
         click.echo(text, nl=False)
+
+
+def _writable(ctx, param, value):
+    """Option callback: a file to write must be writable where it is named, before any work."""
+    if value is not None:
+        check_output_path(value, "/".join(param.opts[:1]) or param.name)
+    return value
 
 
 def _catalog_option(f):
@@ -68,7 +80,7 @@ def _load(catalog_dir: Path | None, price_files: tuple[Path, ...] = ()):
 
 
 def _output_options(f):
-    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")(f)
+    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
     f = click.option("--format", "fmt", type=FORMATS, default="table", show_default=True, help="Output format.")(f)
     return f
 
@@ -110,7 +122,7 @@ def cli(debug: bool) -> None:
 
 
 def _plan_output_options(f):
-    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")(f)
+    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
     f = click.option("--format", "fmt", type=PLAN_FORMATS, default="table", show_default=True, help="Output format.")(f)
     return f
 
@@ -118,16 +130,27 @@ def _plan_output_options(f):
 def _time_limit_option(f):
     return click.option(
         "--time-limit-s",
-        type=click.FloatRange(min=0, min_open=True),
+        type=click.FloatRange(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
         default=DEFAULT_TIME_LIMIT_S,
         show_default=True,
-        help="Stop the solver after this many seconds; a plan not proven optimal is reported as such.",
+        help="Bound the whole command (rate search, solve, constraint re-solves) to this many seconds; "
+        "a plan not proven optimal is reported as such, exit 10 when none is found.",
+    )(f)
+
+
+def _sweep_time_limit_option(f):
+    return click.option(
+        "--time-limit-s",
+        type=click.FloatRange(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
+        default=None,
+        help=f"Bound the whole sweep to this many seconds; points not reached are reported as not run. "
+        f"Default: {DEFAULT_TIME_LIMIT_S:g} s per point.",
     )(f)
 
 
 def _plot_option(what: str):
     def deco(f):
-        return click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
+        return click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
 
     return deco
 
@@ -136,7 +159,7 @@ def _plot_option(what: str):
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @_plan_output_options
 @_catalog_option
-@click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, help="Also write the integer program (LP format) to this file.")
+@click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Also write the integer program (LP format) to this file.")
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
 @_prices_option
@@ -160,6 +183,7 @@ def solve_cmd(
       sizer solve my-workload.yaml --write-lp program.lp --time-limit-s 60
       sizer solve workloads/chat-llama-3.1-70b.yaml --confidence 0.9
     """
+    deadline = Deadline(time_limit_s)  # the whole command, from here
     if confidence is not None and not 0 < confidence < 1:
         from .errors import FieldValueError
 
@@ -175,7 +199,7 @@ def solve_cmd(
         from dataclasses import replace
 
         w = replace(w, slo=replace(w.slo, confidence=confidence))
-    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None)
+    plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
         from .plots import plot_memory
 
@@ -236,7 +260,7 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @click.option("--tpot-p99-s", "tpot_p99_s", default=None, help="TPOT p99 bounds, seconds: 0.03:0.1:8.")
 @click.option("--context-percentile", "context_percentile", default=None, help="Admission context percentiles: 90,95,99,99.9.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
-@_time_limit_option
+@_sweep_time_limit_option
 @_plot_option("the cost of each device and of the plan against the swept parameter")
 @_prices_option
 def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path, price_files) -> None:
@@ -262,6 +286,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
     chosen = [(k, opt, v) for k, (opt, v) in given.items() if v is not None]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of " + ", ".join(opt for opt, _ in given.values()))
+    deadline = Deadline(time_limit_s) if time_limit_s is not None else None
     parameter, option, text = chosen[0]
     if price_device and parameter != "price_scale":
         raise click.UsageError("--price-device goes with --price-scale")
@@ -274,7 +299,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
     w = load_workload(workload, catalog)
     _warn(w.warnings)
     progress = None if quiet else _progress_printer(option)
-    result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=time_limit_s, option=option)
+    result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=DEFAULT_TIME_LIMIT_S, option=option, deadline=deadline)
     if plot_path:
         from .plots import plot_sweep
 
@@ -470,6 +495,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
     "-o",
     type=click.Path(dir_okay=False),
     default=None,
+    callback=_writable,
     help="Write the fitted table here (default: ./efficiency.json; a name not ending in .json writes YAML).",
 )
 @click.option("--in-place", is_flag=True, default=False, help="Overwrite the catalog's own efficiency.json (what sizer reads) instead.")
@@ -506,7 +532,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
 @click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
 @click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the arrivals and lengths.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Arrivals from a trace (CSV or JSON Lines: a time column, optional prompt and output lengths) instead of the workload's.")
 @click.option("--trace-rate", type=click.Choice(["plan", "recorded"]), default="plan", show_default=True,
@@ -515,7 +541,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 @click.option("--poisson", is_flag=True, help="Poisson arrivals even when the workload has a trace.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")
 @_catalog_option
 @_prices_option
 def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_rate, trace_time_unit, poisson, quiet, fmt, output, catalog_dir, price_files) -> None:
@@ -600,9 +626,25 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(1)
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # usage: one line too, with where to look
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:  # `sizer` alone: its help, as --help gives it
+            click.echo(ctx.get_help())
+            sys.exit(0)
+        hint = f" (see '{ctx.command_path} --help')" if isinstance(exc, click.UsageError) and ctx is not None else ""
+        click.echo(f"error: {_one_line(exc.format_message(), limit=None)}{hint}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:  # a bug in sizer, not in the input: one line, its own exit code
+        if debug:
+            raise
+        click.echo(f"error: internal error (a bug in sizer; `sizer --debug ...` shows where): {type(exc).__name__}: {_one_line(exc)}", err=True)
+        sys.exit(INTERNAL_ERROR_EXIT_CODE)
     sys.exit(0)
+
+
+def _one_line(exc: BaseException | str, limit: int | None = 300) -> str:
+    """The message on one line (its line breaks and runs of spaces as one space), cut at `limit`."""
+    text = " ".join(str(exc).split())
+    return text if limit is None or len(text) <= limit else text[:limit] + "..."

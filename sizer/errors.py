@@ -11,7 +11,9 @@
     ├── InfeasibleError               9  nothing in the search space can serve the workload
     └── SolverError                  10  the integer-program solver failed or gave no optimum
 
-Exit code 2 is click's own, for command-line usage errors (an unknown option, say).
+Exit code 2 is click's own, for command-line usage errors (an unknown option, say). Exit code 70
+(EX_SOFTWARE of sysexits.h) is an internal error: an exception no input should cause, a bug in
+sizer, told in one line like the rest (`sizer --debug` shows its traceback).
 The CLI turns each of these into one line on stderr and exits with `exit_code`.
 """
 
@@ -71,6 +73,8 @@ class InfeasibleError(SizerError):
 class SolverError(SizerError):
     exit_code = 10
 
+
+INTERNAL_ERROR_EXIT_CODE = 70
 
 EXIT_CODES: dict[str, int] = {
     cls.__name__: cls.exit_code

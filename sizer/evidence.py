@@ -665,7 +665,7 @@ def stretched(step, k: np.ndarray):
     return replace(step, **changes)
 
 
-def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft: np.ndarray, demand=None, at_median: np.ndarray | None = None) -> np.ndarray:
+def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft: np.ndarray, demand=None, at_median: np.ndarray | None = None, deadline=None) -> np.ndarray:
     """The largest rate of each candidate (Evaluated, feasible) when its steps take k_tpot times
     as long as predicted and its TTFT is k_ttft times the prediction at the same running batch:
     the stretched step model, its TTFT held at k_ttft / k_tpot of the stretched one.
@@ -703,7 +703,7 @@ def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft:
         ttft_scale=ttft_scale,
         tpot_scale=tpot_scale,
     )
-    return max_rate(stretched(step, k_tpot), demand, limits, tolerance=BAND_TOLERANCE).max_rate_rps
+    return max_rate(stretched(step, k_tpot), demand, limits, tolerance=BAND_TOLERANCE, deadline=deadline).max_rate_rps
 
 
 def at_p50(demand):
@@ -871,7 +871,7 @@ def _option_of(plan, d):
     return None
 
 
-def resize(plan, ratios: dict[tuple[int, int], float], options: list) -> Resized:
+def resize(plan, ratios: dict[tuple[int, int], float], options: list, deadline=None) -> Resized:
     """The cost and peak GPUs of the plan's own options with each (option, range) rate multiplied
     by its ratio (an option's ranges without one take its first): fleet.single_plan for a
     single-configuration plan on every request size, else the program over those options."""
@@ -895,14 +895,14 @@ def resize(plan, ratios: dict[tuple[int, int], float], options: list) -> Resized
         return Resized(cost_usd_per_hour=sp.cost_usd_per_hour, gpus=sp.peak_replicas * scaled[0].gpus)
     from .optimize import build_program, run_program
 
-    solution = run_program(build_program(problem, tuple(scaled)), plan.time_limit_s or None)
+    solution = run_program(build_program(problem, tuple(scaled)), deadline if deadline is not None else plan.time_limit_s or None)
     if solution is None:
         return Resized(cost_usd_per_hour=None, gpus=None, reason="the purchasing constraints cannot be met at the band's rates")
     gpus = max(sum(p.running[h] * p.option.gpus for p in solution.pools) for h in range(problem.hours))
     return Resized(cost_usd_per_hour=solution.cost_usd_per_horizon / problem.hours, gpus=gpus)
 
 
-def assess(plan, catalog, *, baseline=None):
+def assess(plan, catalog, *, baseline=None, deadline=None):
     """The plan with its evidence: per deployment and alternative, the rows behind it and the
     model's error on its nearest group, the 80 % band of its largest rate and its largest rate with
     the bounds held at p50; the plan's cost band and its cost at p50; and, at a confidence other
@@ -946,12 +946,12 @@ def assess(plan, catalog, *, baseline=None):
             median += [True] * len(members)
         both = p50_differs and banded and not any(k == "p50" for k, _ in (*rw.slo.ttft_s, *rw.slo.tpot_s))
         if both or not p50_differs:
-            got = rates_under(rw, catalog, cands, np.array(k_t), np.array(k_f), at_median=np.array(median) if p50_differs else None)
+            got = rates_under(rw, catalog, cands, np.array(k_t), np.array(k_f), at_median=np.array(median) if p50_differs else None, deadline=deadline)
         else:  # bounds that name p50 already, or nothing to band: two searches
             b = 2 * len(banded)
             got = np.concatenate([
-                rates_under(rw, catalog, cands[:b], np.array(k_t[:b]), np.array(k_f[:b])),
-                rates_under(rw, catalog, cands[b:], np.array(k_t[b:]), np.array(k_f[b:]), demand=at_p50(demand_of(rw))),
+                rates_under(rw, catalog, cands[:b], np.array(k_t[:b]), np.array(k_f[:b]), deadline=deadline),
+                rates_under(rw, catalog, cands[b:], np.array(k_t[b:]), np.array(k_f[b:]), demand=at_p50(demand_of(rw)), deadline=deadline),
             ])
         for j, i in enumerate(banded):
             rate_lo[i], rate_hi[i] = float(got[j]), float(got[len(banded) + j])
@@ -982,7 +982,7 @@ def assess(plan, catalog, *, baseline=None):
         if dead:
             return Resized(cost_usd_per_hour=None, gpus=None, reason=f"at the model's {end} error {', '.join(dead)} misses the SLOs even at a trickle of load")
         ratios = {(index[i], _deployment_workload(plan, d)[0]): rates[i] / d.candidate.max_rate_rps for i, d in enumerate(plan.deployments)}
-        return resize(plan, ratios, options)
+        return resize(plan, ratios, options, deadline)
 
     cost_p10, cost_p90 = plan_at(rate_hi, "p10"), plan_at(rate_lo, "p90")
     at_p50_plan = plan_at(rate_p50) if p50_differs else None

@@ -475,12 +475,13 @@ class SinglePlan:
 
 
 def replicas_needed(demand_rps: float, rate_rps: float, constraints: Constraints) -> int:
-    """Replicas one configuration needs in an hour: ceil(D / r), plus one under N+1 (capacity
+    """Replicas one configuration needs in an hour: ceil(D / r), at least one for any demand
+    (however small: a rate of 1e-300 req/s still needs a replica), plus one under N+1 (capacity
     holds with any one replica lost: r (n - 1) >= D), at least constraints.min_replicas."""
     if demand_rps <= 0:
         n = 0
     else:
-        n = math.ceil(demand_rps / rate_rps - 1e-9) + (1 if constraints.n_plus_1 else 0)
+        n = max(math.ceil(demand_rps / rate_rps - 1e-9), 1) + (1 if constraints.n_plus_1 else 0)
     return max(n, constraints.min_replicas)
 
 

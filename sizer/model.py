@@ -366,6 +366,37 @@ def load_config_json(path: Path, *, name: str | None = None, label: str | None =
     return arch_from_config(raw, name=name or path.parent.name or path.stem, source=label or str(path), hf_quant_config=quant_raw)
 
 
+# The range of each size a config.json gives (others: 0 to 2^30). Beyond them no model has been
+# published, and the arithmetic loses its meaning (a 10^7-layer model takes minutes to walk; a
+# million heads is a typo). Lower bounds of 1: a size of zero divides.
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    "hidden_size": (1, 2**20),
+    "num_hidden_layers": (1, 1024),
+    "num_attention_heads": (1, 2**14),
+    "num_key_value_heads": (1, 2**14),
+    "head_dim": (1, 2**13),
+    "vocab_size": (1, 2**24),
+    "intermediate_size": (0, 2**24),
+    "intermediate_size_mlp": (0, 2**24),
+    "moe_intermediate_size": (0, 2**24),
+    "shared_expert_intermediate_size": (0, 2**24),
+    "shared_intermediate_size": (0, 2**24),
+    "num_local_experts": (0, 2**16),
+    "num_experts": (0, 2**16),
+    "n_routed_experts": (0, 2**16),
+    "moe_num_experts": (0, 2**16),
+    "n_shared_experts": (0, 2**10),
+    "kv_lora_rank": (0, 2**16),
+    "q_lora_rank": (0, 2**16),
+    "qk_nope_head_dim": (0, 2**13),
+    "qk_rope_head_dim": (0, 2**13),
+    "v_head_dim": (0, 2**13),
+    "rotary_dim": (0, 2**13),
+    "num_nextn_predict_layers": (0, 1024),
+    "sliding_window": (0, 2**30),
+}
+
+
 def _int(cfg: Mapping[str, Any], key: str, where: str, default: Any = None) -> int:
     value = cfg.get(key, default)
     if value is None:
@@ -374,9 +405,34 @@ def _int(cfg: Mapping[str, Any], key: str, where: str, default: Any = None) -> i
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
         raise FieldTypeError(f"{where}: {key}: expected an integer, got {value!r}")
-    if value < 0:
-        raise FieldValueError(f"{where}: {key}: expected an integer >= 0, got {value}")
+    lo, hi = _INT_RANGES.get(key, (0, 2**30))
+    if value == default and value < lo:  # a default of 0 means "absent"
+        return int(value)
+    if not lo <= value <= hi:
+        raise FieldValueError(f"{where}: {key}: expected an integer from {lo} to {hi:,}, got {value}")
     return int(value)
+
+
+def _number(cfg: Mapping[str, Any], key: str, where: str, gt: float, le: float) -> float | None:
+    """An optional finite number in (gt, le]; None when absent (or null)."""
+    value = cfg.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FieldTypeError(f"{where}: {key}: expected a number, got {value!r}")
+    if not gt < value <= le:  # NaN fails too
+        raise FieldValueError(f"{where}: {key}: expected a number > {gt:g} and <= {le:g}, got {value}")
+    return float(value)
+
+
+def _int_list(cfg: Mapping[str, Any], key: str, where: str) -> list[int]:
+    """An optional list of integers >= 0 (layer indices); [] when absent."""
+    value = cfg.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value):
+        raise FieldTypeError(f"{where}: {key}: expected a list of integers >= 0, got {value!r}")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,7 +650,9 @@ def arch_from_config(
     if heads == 0 or layers == 0 or hidden == 0:
         raise FieldValueError(f"{where}: hidden_size, num_hidden_layers and num_attention_heads must be > 0")
     kv_heads = _int(cfg, "num_key_value_heads", where, heads)
-    head_dim = _int(cfg, "head_dim", where, hidden // heads)
+    if kv_heads > heads:
+        raise FieldValueError(f"{where}: num_key_value_heads: expected at most num_attention_heads ({heads}), got {kv_heads}")
+    head_dim = _int(cfg, "head_dim", where, max(hidden // heads, 1))
     model_type = str(cfg.get("model_type", "unknown"))
 
     # --- MoE -------------------------------------------------------------------------------
@@ -633,7 +691,7 @@ def arch_from_config(
         first_dense = _int(cfg, "first_k_dense_replace", where, 0)
         freq = _int(cfg, "moe_layer_freq", where, 1) or 1
         step = _int(cfg, "decoder_sparse_step", where, 0) or _int(cfg, "interleave_moe_layer_step", where, 1) or 1
-        mlp_only = set(cfg.get("mlp_only_layers") or [])
+        mlp_only = set(_int_list(cfg, "mlp_only_layers", where))
         moe_layers = tuple(
             i >= first_dense and (i - first_dense) % freq == 0 and (i + 1) % step == 0 and i not in mlp_only for i in range(layers)
         )
@@ -650,23 +708,22 @@ def arch_from_config(
     o_bias = model_type == "gpt_oss" and bool(cfg.get("attention_bias", False))
     qk_norm = model_type in ("qwen3", "qwen3_moe", "olmo2", "gemma3", "gemma3_text") or bool(cfg.get("use_qk_norm", False))
     rotary_dim = _int(cfg, "rotary_dim", where, 0) or (rope if kv_lora else head_dim)
-    partial = cfg.get("partial_rotary_factor")
-    if isinstance(partial, (int, float)) and not kv_lora and not cfg.get("rotary_dim"):
+    partial = _number(cfg, "partial_rotary_factor", where, gt=0.0, le=1.0)
+    if partial is not None and not kv_lora and not cfg.get("rotary_dim"):
         rotary_dim = int(head_dim * partial)
 
     # --- sliding-window layers -------------------------------------------------------------------
-    window = cfg.get("sliding_window")
-    window = int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else 0
+    window = _int(cfg, "sliding_window", where, 0)
     raw_types = cfg.get("layer_types")
     if isinstance(raw_types, list) and len(raw_types) == layers:
         layer_types = tuple("sliding" if "sliding" in str(t) else "full" for t in raw_types)
     elif window and model_type == "gemma2":
         layer_types = tuple("sliding" if i % 2 == 0 else "full" for i in range(layers))
     elif window and cfg.get("sliding_window_pattern"):
-        pattern = int(cfg["sliding_window_pattern"])
+        pattern = max(_int(cfg, "sliding_window_pattern", where), 1)
         layer_types = tuple("full" if (i + 1) % pattern == 0 else "sliding" for i in range(layers))
     elif window and cfg.get("use_sliding_window") is True:
-        full_below = int(cfg.get("max_window_layers") or 0)
+        full_below = _int(cfg, "max_window_layers", where, 0)
         layer_types = tuple("full" if i < full_below else "sliding" for i in range(layers))
     elif window and model_type in ("mistral",) and cfg.get("use_sliding_window") is not False:
         layer_types = ("sliding",) * layers
@@ -889,6 +946,23 @@ def _excluded_groups(patterns: Any) -> tuple[set[str], set[tuple[int, str]]]:
     return everywhere, per_layer
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _quant_int(qc: Mapping[str, Any], keys: tuple[str, ...], default: int, where: str, allow_negative: bool = False) -> int:
+    """An integer of quantization_config under the first of `keys` it has (bits, group size)."""
+    for key in keys:
+        value = qc.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or (value < 0 and not allow_negative):
+            raise FieldTypeError(f"{where}: quantization_config.{key}: expected an integer, got {_short(value)}")
+        return value or default
+    return default
+
+
 def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme | None, str | None, str | None]:
     """Weight format from config.json `quantization_config` or ModelOpt's hf_quant_config.json."""
     kv_quant = None
@@ -902,7 +976,9 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
             excluded=frozenset(per_layer),
         )
 
-    if isinstance(hf_quant, Mapping) and isinstance(hf_quant.get("quantization"), Mapping):
+    if hf_quant is not None and not (isinstance(hf_quant, Mapping) and isinstance(hf_quant.get("quantization"), Mapping)):
+        raise FieldTypeError(f"{where}: hf_quant_config.json: expected an object with a 'quantization' object (ModelOpt's format), got {_short(hf_quant)}")
+    if isinstance(hf_quant, Mapping):
         q = hf_quant["quantization"]
         algo = str(q.get("quant_algo") or "").upper()
         if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
@@ -918,7 +994,9 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
     if method in ("fp8", "fbgemm_fp8"):
         block = qc.get("weight_block_size")
         per = DTYPE_BYTES["fp8"]
-        if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+        if block is not None and not (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
+            raise FieldTypeError(f"{where}: quantization_config.weight_block_size: expected two integers > 0 such as [128, 128], got {_short(block)}")
+        if block is not None:
             per += 4.0 / (block[0] * block[1])  # one fp32 scale per block
         return scheme("fp8", per, f"config.json quantization_config {method}", everywhere, per_layer), kv_quant, None
     if method == "mxfp4":
@@ -929,9 +1007,9 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
             None,
         )
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
-        bits = int(qc.get("bits") or qc.get("w_bit") or 4)
-        group = int(qc.get("group_size") or qc.get("q_group_size") or 128)
-        if group <= 0:  # per-channel
+        bits = _quant_int(qc, ("bits", "w_bit"), 4, where)
+        group = _quant_int(qc, ("group_size", "q_group_size"), 128, where, allow_negative=True)
+        if group <= 0:  # per-channel (-1)
             group = 10**9
         if bits == 4:
             per = (group * 4 + 16 + 4) / group / 8  # 4-bit values + fp16 scale + 4-bit zero per group

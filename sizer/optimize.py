@@ -39,6 +39,8 @@ Constraints (each named)
     demand[_hH]             R = {0}: sum_o a_o n_oh >= D_h
     demand_bB_hH            buckets: l_o0h + sum_o l_obh / s_b = D_h for every bucket b (a pool on
                             range r carries each of its buckets in proportion s_b / s_r)
+    serve[_bB][_hH]         sum of n_orh over the pools that can carry the hour's (bucket's) demand
+                            >= 1 where that demand is > 0 (however small)
     capacity_O_rR_hH        l_orh <= a_or n_orh
     use_O...                x_orh <= M_orh y_o,  z_or <= max_h M_orh y_o
     configurations          sum_o y_o <= k
@@ -73,6 +75,7 @@ import pulp
 from .candidates import Evaluated, load_point
 from .catalog import Catalog, Price
 from .engines import engine_policy
+from .deadline import Deadline, as_deadline
 from .errors import InfeasibleError, SolverError, reason_lines
 from .fleet import (
     FleetProblem,
@@ -92,6 +95,11 @@ from .units import MILLION, SECONDS_PER_HOUR
 from .workload import Workload
 
 TIE_BREAK_USD_PER_GPU_HOUR = 1e-6
+# The share of the time left the plan's own program may take: a program the solver cannot prove
+# optimal takes all it is given, and the rest of the command (constraint re-solves, break-even,
+# the evidence's rate searches) needs some of the limit too.
+MAIN_SOLVE_SHARE = 0.8
+NOT_COMPUTED = "not computed within --time-limit-s"
 DEFAULT_TIME_LIMIT_S = 30.0
 
 
@@ -186,7 +194,8 @@ class ConstraintReport:
     name: str  # e.g. "constraints.available_gpus.H100-SXM"
     value: str
     binding: bool
-    cost_without_usd_per_hour: float | None  # None: still infeasible, or not computed
+    cost_without_usd_per_hour: float | None  # None: still infeasible, or not computed (note says which)
+    note: str | None = None  # NOT_COMPUTED: the command's --time-limit-s ran out before this re-solve
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -349,7 +358,7 @@ def build_program(problem: FleetProblem, options: tuple[Option, ...] | None = No
 
     def bound(o: int, r: int, h: int) -> int:
         d = problem.demand_rps[h] * problem.ranges[r].share
-        n = math.ceil(d / opts[o].rate(r) - 1e-9) + (1 if n1 else 0) if d > 0 else 0
+        n = max(math.ceil(d / opts[o].rate(r) - 1e-9), 1) + (1 if n1 else 0) if d > 0 else 0
         return max(n, min_rep)
 
     hourly: dict[tuple[int, int, int], pulp.LpVariable] = {}
@@ -420,12 +429,16 @@ def build_program(problem: FleetProblem, options: tuple[Option, ...] | None = No
         t for per_device in gpus_by_hour_device for terms in per_device.values() for t in terms
     )
 
-    # demand
+    # demand; and at least one replica where there is any ("serve": exact, replicas are integers):
+    # a demand far below a replica's rate would otherwise pass as met by a fraction of a replica
+    # within the solver's integer tolerance (1e-6 of a replica of 1,000 req/s is 1e-3 req/s)
     load: dict[tuple[int, int, int], pulp.LpVariable] = {}
     for h in hours:
         d = problem.demand_rps[h]
         if nr == 1:
             add(pulp.lpSum(opts[o].rate(0) * running(o, 0, h) for o, r in pools) >= d, "demand" if simple else f"demand{hs(h)}")
+            if d > 0:
+                add(pulp.lpSum(running(o, 0, h) for o, r in pools) >= 1, f"serve{hs(h)}")
             continue
         for o, r in pools:
             load[o, r, h] = prob.add_variable(f"load_{ps(o, r)}{hs(h)}", lowBound=0)
@@ -433,6 +446,8 @@ def build_program(problem: FleetProblem, options: tuple[Option, ...] | None = No
         for b in range(1, nr):
             terms = [load[o, r, h] * (1.0 / problem.ranges[r].share) for o, r in pools if r in (0, b)]
             add(pulp.lpSum(terms) == d, f"demand_b{b}{hs(h)}")
+            if d * problem.ranges[b].share > 0:
+                add(pulp.lpSum(running(o, r, h) for o, r in pools if r in (0, b)) >= 1, f"serve_b{b}{hs(h)}")
 
     # each option's replicas only when it is used; at most k options
     for o, r in pools:
@@ -533,28 +548,47 @@ def _value(v) -> float:
 
 def set_start(program: FleetProgram, pools: list[Pool] | tuple[Pool, ...]) -> bool:
     """Give the solver a feasible first solution (a single-configuration plan, or the plan a
-    relaxed program started from): every variable's initial value. False when a pool's option is
-    not in the program."""
+    relaxed program started from): every variable's initial value. False, and no start, when a
+    pool's option is not in the program or the solution is not feasible in it: the replica bounds
+    M_orh of a program without min_replicas or redundancy are below the replicas a plan made
+    under them holds, and a start outside the bounds is no start at all (PuLP refuses it)."""
     problem, opts = program.problem, program.options
     index = {id(o): i for i, o in enumerate(opts)}
     if any(id(p.option) not in index for p in pools):
         return False
     for v in program.prob.variables():
         v.setInitialValue(0)
+    if not _set_start_values(program, pools, index):
+        for v in program.prob.variables():
+            v.varValue = None
+        program.started = False
+        return False
+    program.started = True
+    return True
+
+
+def _set_start_values(program: FleetProgram, pools, index: dict[int, int]) -> bool:
+    """The initial values of set_start; False when one is out of its variable's bounds or the
+    values break a constraint of the program."""
+    problem, opts = program.problem, program.options
+
+    def put(var, value) -> bool:
+        return var.setInitialValue(value, check=False)
     hours = range(problem.hours)
     by_pool = {(index[id(p.option)], p.range_index): p for p in pools}
+    ok = True
     for (o, r), p in by_pool.items():
-        program.use[o].setInitialValue(1)
+        ok &= put(program.use[o], 1)
         if (o, r) in program.reserved:
-            program.reserved[o, r].setInitialValue(p.reserved)
+            ok &= put(program.reserved[o, r], p.reserved)
         for h in hours:
             if (o, r, h) in program.hourly:
-                program.hourly[o, r, h].setInitialValue(p.hourly[h])
+                ok &= put(program.hourly[o, r, h], p.hourly[h])
             if (o, r, h) in program.load:
-                program.load[o, r, h].setInitialValue(p.load_rps[h])
+                ok &= put(program.load[o, r, h], p.load_rps[h])
             alive = program.alive.get((o, r, h))
             if alive is not None:
-                alive.setInitialValue(1 if p.running[h] > 0 else 0)
+                ok &= put(alive, 1 if p.running[h] > 0 else 0)
     for fi, f in enumerate(program.node_offers):
         def used(h: int) -> float:
             total = 0.0
@@ -565,12 +599,11 @@ def set_start(program: FleetProgram, pools: list[Pool] | tuple[Pool, ...]) -> bo
             return total
 
         if f.role == "reserved":
-            program.instances_reserved[fi].setInitialValue(math.ceil(used(0) / f.instance_gpus - 1e-9))
+            ok &= put(program.instances_reserved[fi], math.ceil(used(0) / f.instance_gpus - 1e-9))
         else:
             for h in hours:
-                program.instances_hourly[fi, h].setInitialValue(math.ceil(used(h) / f.instance_gpus - 1e-9))
-    program.started = True
-    return True
+                ok &= put(program.instances_hourly[fi, h], math.ceil(used(h) / f.instance_gpus - 1e-9))
+    return ok and program.prob.valid(eps=1e-6)
 
 
 def single_pools(problem: FleetProblem, sp: SinglePlan) -> list[Pool]:
@@ -586,9 +619,12 @@ def single_pools(problem: FleetProblem, sp: SinglePlan) -> list[Pool]:
     ]
 
 
-def run_program(program: FleetProgram, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S) -> FleetSolution | None:
-    """Solve; None when the program is infeasible. SolverError for any other non-optimal status
-    without a solution."""
+def run_program(program: FleetProgram, time_limit_s: float | Deadline | None = DEFAULT_TIME_LIMIT_S, what: str = "the sizing program") -> FleetSolution | None:
+    """Solve within `time_limit_s` (seconds, or what is left of a command's Deadline); None when
+    the program is infeasible. SolverError for any other non-optimal status without a solution,
+    and when the deadline has passed before the solver could start."""
+    if isinstance(time_limit_s, Deadline):
+        time_limit_s = time_limit_s.solver_limit_s(what)
     solver, name = _make_solver(time_limit_s=time_limit_s, warm_start=program.started)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -726,61 +762,123 @@ def constraint_label(problem: FleetProblem, group: str) -> str:
     return f"search.max_configurations ({problem.max_configurations})"
 
 
-def conflicting_constraints(problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | None) -> list[str]:
-    """A smallest set of constraint groups that together with the demand admit no plan
-    (deletion filter: drop each group in turn; keep it out when the rest stay infeasible)."""
-    groups = constraint_groups(problem, options)
+def _infeasible_without(problem: FleetProblem, options: tuple[Option, ...], drop: frozenset[str], deadline: Deadline) -> bool | None:
+    """Whether the program stays infeasible with the groups in `drop` left out; None when the
+    deadline leaves no time to tell (or the solver stops without an answer)."""
+    if deadline.expired():
+        return None
+    try:
+        return run_program(build_program(problem, options, drop), deadline, "the search for the conflicting constraints") is None
+    except SolverError:
+        return None
+
+
+def conflicting_constraints(
+    problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | Deadline | None, keep_out: frozenset[str] = frozenset()
+) -> tuple[list[str], bool]:
+    """A smallest set of constraint groups that together with the demand admit no plan, the
+    groups in `keep_out` left out (deletion filter: drop each group in turn; keep it out when the
+    rest stay infeasible). Returns (the set, whether it is proven smallest: False when the
+    deadline stopped the filter, and the set is then a conflicting one, not reduced further)."""
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
+    groups = [g for g in constraint_groups(problem, options) if g not in keep_out]
     conflict = list(groups)
     for g in groups:
         trial = [x for x in conflict if x != g]
-        drop = frozenset(x for x in groups if x not in trial)
-        if run_program(build_program(problem, options, drop), time_limit_s) is None:
+        infeasible = _infeasible_without(problem, options, keep_out | frozenset(x for x in groups if x not in trial), deadline)
+        if infeasible is None:
+            return conflict, False
+        if infeasible:
             conflict = trial
-    return conflict
+    return conflict, True
 
 
-def _infeasible_error(problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | None) -> InfeasibleError:
-    conflict = conflicting_constraints(problem, options, time_limit_s)
+def conflict_sets(problem: FleetProblem, options: tuple[Option, ...], deadline: Deadline) -> tuple[list[list[str]], bool]:
+    """Every constraint that must be relaxed for a plan to exist: a smallest conflicting set, then
+    with it left out another, until the rest admit a plan (relaxing one constraint of one set
+    leaves the others infeasible: each set must give). Returns (the sets, whether each is proven
+    smallest and the rest proven feasible within the deadline)."""
+    sets: list[list[str]] = []
+    out: frozenset[str] = frozenset()
+    complete = True
+    while True:
+        conflict, proven = conflicting_constraints(problem, options, deadline, out)
+        if not conflict:
+            break
+        sets.append(conflict)
+        complete &= proven
+        out |= frozenset(conflict)
+        if not proven:
+            break
+        if _infeasible_without(problem, options, out, deadline) is not True:  # the rest admit a plan (or no time to tell)
+            complete &= not deadline.expired()
+            break
+    return sets, complete
+
+
+def _infeasible_error(problem: FleetProblem, options: tuple[Option, ...], time_limit_s: float | Deadline | None) -> InfeasibleError:
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
+    sets, complete = conflict_sets(problem, options, deadline)
     w = problem.workload
+    where = w.path if w is not None else "workload"
     peak = max(problem.demand_rps)
     demand = f"{peak:g} req/s" + (" at the peak hour" if problem.hours > 1 else "")
-    if not conflict:
-        return InfeasibleError(f"{w.path if w else 'workload'}: the sizing program is infeasible for {demand}", ())
+    if not sets:
+        return InfeasibleError(f"{where}: the sizing program is infeasible for {demand}", ())
+    conflict = [g for s in sets for g in s]
     reasons = []
     for g in conflict:
-        drop = frozenset({g})
-        relaxed = run_program(build_program(problem, options, drop), time_limit_s)
-        if relaxed is None:
-            text = "still infeasible without it"
+        relaxed = None
+        if not deadline.expired():
+            try:
+                relaxed = run_program(build_program(problem, options, frozenset({g})), deadline, "the cost of relaxing each conflicting constraint")
+                text = "still infeasible without it alone" if relaxed is None else f"without it the cheapest plan costs ${relaxed.cost_usd_per_horizon / problem.hours:,.2f}/hour"
+            except SolverError:
+                text = "its cost not computed within --time-limit-s"
         else:
-            text = f"without it the cheapest plan costs ${relaxed.cost_usd_per_horizon / problem.hours:,.2f}/hour"
+            text = "its cost not computed within --time-limit-s"
         reasons.append((constraint_label(problem, g), text))
     names = " and ".join(r[0] for r in reasons)
     verb = "conflicts" if len(reasons) == 1 else "conflict"
     detail = "; ".join(f"{n}: {t}" for n, t in reasons)
-    where = w.path if w is not None else "workload"
+    if len(sets) > 1:
+        groups = "; ".join(" + ".join(constraint_label(problem, g).split(" (", 1)[0] for g in s) for s in sets)
+        detail += f"; relax one of each: {groups}"
+    if not complete:
+        detail += "; the search for the smallest set stopped at --time-limit-s, so this set may hold more than it needs"
     return InfeasibleError(f"{where}: no plan serves {demand}: {names} {verb} with the demand ({detail})", tuple(reasons))
 
 
 def binding_report(
-    problem: FleetProblem, options: tuple[Option, ...], cost_usd_per_hour: float, time_limit_s: float | None, start: tuple[Pool, ...] = ()
+    problem: FleetProblem, options: tuple[Option, ...], cost_usd_per_hour: float, time_limit_s: float | Deadline | None, start: tuple[Pool, ...] = ()
 ) -> tuple[ConstraintReport, ...]:
     """Each purchasing constraint the workload sets, re-solved without it: binding when the plan
-    would cost less. (max_configurations is reported only when the workload sets it above 1.)"""
+    would cost less. (max_configurations is reported only when the workload sets it above 1.)
+    Within the command's deadline: a constraint the time left does not reach is reported with
+    note "not computed within --time-limit-s"."""
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
     c = problem.constraints
     out = []
     for g in constraint_groups(problem, options):
         if g == "max_configurations":
             continue
+        label = constraint_label(problem, g)
+        name, value = label.split(" (", 1)
         program = build_program(problem, options, frozenset({g}))
         if start:
             set_start(program, start)  # the plan is feasible without the constraint too
-        relaxed = run_program(program, time_limit_s)
-        without = None if relaxed is None else relaxed.cost_usd_per_horizon / problem.hours
-        binding = without is not None and without < cost_usd_per_hour * (1 - 1e-9) - 1e-9
-        label = constraint_label(problem, g)
-        name, value = label.split(" (", 1)
-        out.append(ConstraintReport(name=name, value=value.rstrip(")"), binding=binding, cost_without_usd_per_hour=without))
+        try:
+            relaxed = None if deadline.expired() else run_program(program, deadline, f"the re-solve without {name}")
+        except SolverError:
+            relaxed = None
+        if relaxed is None:
+            # the plan is a solution without the constraint too: no answer means no time left
+            out.append(ConstraintReport(name=name, value=value.rstrip(")"), binding=False, cost_without_usd_per_hour=None, note=NOT_COMPUTED))
+            continue
+        without = relaxed.cost_usd_per_horizon / problem.hours
+        binding = without < cost_usd_per_hour * (1 - 1e-9) - 1e-9
+        note = None if relaxed.status == "optimal" else "cost without it not proven optimal within --time-limit-s"
+        out.append(ConstraintReport(name=name, value=value.rstrip(")"), binding=binding, cost_without_usd_per_hour=without, note=note))
     # constraints that shape the problem without a row of their own
     if c.allow_cross_node:
         out.append(ConstraintReport(name="constraints.allow_cross_node", value="true", binding=False, cost_without_usd_per_hour=None))
@@ -1008,6 +1106,7 @@ def plan(
     single_plans: list[SinglePlan] | None = None,
     as_of: date | None = None,
     first_party_catalog: Catalog | None = None,
+    deadline: Deadline | None = None,
 ) -> Plan:
     """Solve the program over the feasible candidates and assemble the Plan. `problem` reuses a
     fleet problem built earlier (sweeps) and `single_plans` its options' single_plan; `lp_path`
@@ -1015,7 +1114,9 @@ def plan(
     to tell whether it binds; without `alternatives` neither the other devices' plans, nor the
     break-even price, nor the plan on first-party prices are built. `as_of`: the date price ages
     are counted to (default today). `first_party_catalog`: the workload's prices restricted to
-    first-party rows, for the plan on them when the plan's own prices are not all first-party."""
+    first-party rows, for the plan on them when the plan's own prices are not all first-party.
+    `deadline` (default: `time_limit_s` from now) bounds every solve and re-solve together."""
+    deadline = as_deadline(time_limit_s, deadline)
     as_of = as_of or date.today()
     feasible = [e for e in evaluated if e.feasible]
     rejected = list(device_rejections(evaluated, workload.search.devices))
@@ -1060,11 +1161,11 @@ def plan(
         (program if solve_options is options else build_program(problem, options)).prob.writeLP(lp_path)
     if start is not None:
         set_start(program, single_pools(problem, start))
-    solution = run_program(program, time_limit_s)
+    solution = run_program(program, deadline.share(MAIN_SOLVE_SHARE))
     if solution is None:
-        if not feasible and run_program(build_program(problem, options, frozenset(constraint_groups(problem, options))), time_limit_s) is None:
+        if not feasible and run_program(build_program(problem, options, frozenset(constraint_groups(problem, options))), deadline) is None:
             raise nothing_serves()
-        raise _infeasible_error(problem, options, time_limit_s)
+        raise _infeasible_error(problem, options, deadline)
 
     hours = problem.hours
     cost_per_hour = solution.cost_usd_per_horizon / hours
@@ -1096,7 +1197,7 @@ def plan(
     order = {d: i for i, d in enumerate(workload.search.devices)}
     rejected.sort(key=lambda r: order.get(r.device, len(order)))
 
-    constraints = binding_report(problem, options, cost_per_hour, time_limit_s, solution.pools) if analyse_constraints else ()
+    constraints = binding_report(problem, options, cost_per_hour, deadline, solution.pools) if analyse_constraints else ()
     schedule = ()
     instances = _instance_uses(problem, solution)
     idle_cost = sum(i.idle_cost_usd_per_hour for i in instances)
@@ -1122,9 +1223,9 @@ def plan(
     break_even = (None, None, None)
     first_party = None
     if alternatives:
-        break_even = _break_even(problem, options, plans, solution, deployments, time_limit_s)
+        break_even = _break_even(problem, options, plans, solution, deployments, deadline)
         if first_party_catalog is not None and not all(d.price.first_party and (d.reserved_price is None or d.reserved_price.first_party) for d in deployments):
-            first_party = _first_party_plan(workload, first_party_catalog, evaluated, time_limit_s, cost_per_hour, deployments)
+            first_party = _first_party_plan(workload, first_party_catalog, evaluated, deadline, cost_per_hour, deployments)
     warnings_ = _price_warnings(deployments, as_of)
     return Plan(
         as_of=as_of,
@@ -1192,7 +1293,8 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
     s C_d + C_rest (C_d what it pays for the device's GPUs over the horizon, C_rest the rest of a
     mixed fleet), and the best plan without the device costs C_alt, so s* = (C_alt - C_rest) / C_d
     and the break-even price is s* x the main pool's $/GPU-h. A daily profile or a mixed fleet:
-    the same on the day's cost. (None, None, None) when no plan without the device exists."""
+    the same on the day's cost. (None, None, None) when no plan without the device exists, or the
+    command's deadline leaves no time to find it."""
     main = deployments[0]
     device = main.candidate.config.device
     c_d = _device_cost_usd_per_horizon(problem, solution, device)
@@ -1208,7 +1310,11 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
             return None, None, None
         c_alt, alt_device = best.cost_usd_per_horizon, best.option.device
     else:
-        alt = run_program(build_program(problem, others), time_limit_s)
+        deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
+        try:
+            alt = None if deadline.expired() else run_program(build_program(problem, others), deadline, "the break-even re-solve")
+        except SolverError:
+            alt = None
         if alt is None or not alt.pools:
             return None, None, None
         c_alt = alt.cost_usd_per_horizon
@@ -1225,11 +1331,15 @@ def _break_even(problem: FleetProblem, options, plans, solution: FleetSolution, 
 
 def _first_party_plan(workload, catalog, evaluated, time_limit_s, cost_per_hour, deployments) -> "FirstPartyPlan | None":
     """The best plan on first-party prices (provider_page and user rows), when it differs from the
-    plan: same candidates, offers from `catalog`. None when it is the same plan or none exists."""
+    plan: same candidates, offers from `catalog`. None when it is the same plan or none exists, or
+    the command's deadline (`time_limit_s`, a Deadline) leaves no time to find it."""
+    deadline = time_limit_s if isinstance(time_limit_s, Deadline) else Deadline(time_limit_s)
     try:
-        fp = plan(workload, catalog, evaluated, time_limit_s=time_limit_s, analyse_constraints=False, alternatives=False)
+        fp = plan(workload, catalog, evaluated, time_limit_s=deadline.seconds, analyse_constraints=False, alternatives=False, deadline=deadline)
     except InfeasibleError:
         return FirstPartyPlan(cost_usd_per_hour=math.inf, cost_usd_per_million_tokens=math.inf, deployments=())
+    except SolverError:
+        return None
 
     def shape(ds):
         return sorted((d.candidate.config, d.replicas, d.price.provider, round(d.cost_usd_per_hour, 6)) for d in ds)
@@ -1326,16 +1436,19 @@ def solve(
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
     lp_path: str | None = None,
     as_of: date | None = None,
+    deadline: Deadline | None = None,
 ) -> Plan:
     """Evaluate every candidate of the workload's search space and solve the program. The prices
     are the workload's (workload.priced_catalog: its price files over `catalog`, its providers and
     min_source_kind). Candidates that cannot be their device's cheapest plan stop their rate search
     early (evaluate_candidates' prune) -- under the first-party prices too, when the plan on them
-    is to be built -- except when the whole program is written out (`lp_path`)."""
+    is to be built -- except when the whole program is written out (`lp_path`). `time_limit_s`
+    bounds the whole of it (a `deadline` set earlier, by the command, takes its place)."""
     from .candidates import evaluate_candidates
     from .evidence import assess
     from .workload import priced_catalog
 
+    deadline = as_deadline(time_limit_s, deadline)
     check_context(workload)
     priced = priced_catalog(workload, catalog)
     first_party = priced.restricted(min_source_kind="provider_page")
@@ -1343,18 +1456,21 @@ def solve(
     views = (first_party,) if first_party is not None else ()
 
     def at_one_half(w: Workload) -> Plan:  # the same plan at confidence 0.5, to say what a confidence costs
-        found = evaluate_candidates(w, priced, prune=True, price_views=views)
-        return plan(w, priced, found, time_limit_s=time_limit_s, as_of=as_of, analyse_constraints=False, alternatives=False)
+        found = evaluate_candidates(w, priced, prune=True, price_views=views, deadline=deadline)
+        return plan(w, priced, found, time_limit_s=time_limit_s, as_of=as_of, analyse_constraints=False, alternatives=False, deadline=deadline)
 
-    evaluated = evaluate_candidates(workload, priced, prune=lp_path is None, price_views=views)
+    evaluated = evaluate_candidates(workload, priced, prune=lp_path is None, price_views=views, deadline=deadline)
     try:
-        result = plan(workload, priced, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, as_of=as_of, first_party_catalog=first_party)
+        result = plan(workload, priced, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, as_of=as_of, first_party_catalog=first_party, deadline=deadline)
     except InfeasibleError as exc:
         q = workload.slo.confidence
         if q == 0.5:
             raise
         raise InfeasibleError(f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error]", exc.reasons) from None
-    return assess(result, priced, baseline=at_one_half)
+    try:
+        return assess(result, priced, baseline=at_one_half, deadline=deadline)  # the bands within the command's limit too
+    except SolverError:  # the plan stands; only its evidence ran out of time
+        return replace(result, why=result.why + ". Cost band and evidence not computed: --time-limit-s reached")
 
 
 def check_context(workload: Workload) -> None:

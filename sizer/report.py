@@ -283,7 +283,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "alternatives": [deployment_to_dict(d, as_of=plan.as_of) for d in plan.alternatives],
         "rejected": [{"device": r.device, "stage": r.stage, "reason": r.reason} for r in plan.rejected],
         "constraints": [
-            {"name": r.name, "value": r.value, "binding": r.binding, "cost_without_usd_per_hour": _r_opt(r.cost_without_usd_per_hour, _MONEY_DIGITS)}
+            {"name": r.name, "value": r.value, "binding": r.binding, "cost_without_usd_per_hour": _r_opt(r.cost_without_usd_per_hour, _MONEY_DIGITS), "note": r.note}
             for r in plan.constraints
         ],
         "instances": [
@@ -351,7 +351,7 @@ def price_cell(d: dict[str, Any]) -> str:
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"  # NaN and inf are not JSON
 
 
 _TABLE_COLUMNS: list[Column] = [
@@ -414,6 +414,7 @@ _CONSTRAINT_COLUMNS: list[Column] = [
     ("value", "value", ""),
     ("binding", "binds", ""),
     ("cost_without_usd_per_hour", "$/hour without it", "{:,.2f}"),
+    ("note", "note", ""),
 ]
 _INSTANCE_COLUMNS: list[Column] = [
     ("device", "device", ""),
@@ -961,7 +962,7 @@ def render_sweep(result, fmt: str) -> str:
     out = title + "\n\n" + text_table(rows, cols)
     out += "\nFLIPS\n" + ("".join(f"  {line}\n" for line in flip_lines) or "  none: the same hardware at every point\n")
     out += "\nPLANS\n" + "".join(
-        f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] != 'infeasible' else 'infeasible: ' + (p['reason'] or '')}\n" for p in data["points"]
+        f"  {p[result.parameter]:g}: {p['configuration'] if p['status'] not in ('infeasible', 'time_limit') else p['status'] + ': ' + (p['reason'] or '')}\n" for p in data["points"]
     )
     return out
 

@@ -28,6 +28,9 @@ from .errors import (
 )
 
 _MISSING = object()
+# The largest integer a count may be: 2^53, the last a float holds exactly (every count meets
+# floats in the arithmetic; 1e308 read as an integer overflowed there).
+MAX_INTEGER = 2**53
 # Safe loaders only: libyaml's C implementation when pyyaml was built with it, else the pure one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -41,7 +44,7 @@ def read_document(path: Path, label: str | None = None) -> Any:
         raise InputFileError(f"{label}: file not found") from None
     except IsADirectoryError:
         raise InputFileError(f"{label}: is a directory, expected a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the name
         raise InputFileError(f"{label}: cannot read: {exc}") from None
     try:
         if str(path).endswith(".json"):
@@ -66,6 +69,26 @@ def read_document(path: Path, label: str | None = None) -> Any:
         raise YamlSyntaxError(f"{label}: not valid YAML{where}: {problem}") from None
 
 
+def check_output_path(path: str | Path, option: str) -> None:
+    """Refuse, before any work, a file that cannot be written: its folder missing, or the path
+    a folder. (A write that fails later all the same is refused by write_output.)"""
+    p = Path(path)
+    if p.is_dir():
+        raise InputFileError(f"{option}: {path} is a directory, expected a file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputFileError(f"{option}: {path}: the folder {parent} does not exist")
+
+
+def write_output(path: str | Path, text: str, option: str) -> None:
+    """Write `text` to `path`, or an InputFileError naming the option (exit 3)."""
+    check_output_path(path, option)
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except (OSError, UnicodeError) as exc:
+        raise InputFileError(f"{option}: cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]], label: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -75,11 +98,24 @@ def _unique_pairs(pairs: list[tuple[str, Any]], label: str) -> dict[str, Any]:
     return out
 
 
+MAX_DOCUMENT_NODES = 1_000_000
+"""Nodes a YAML document may stand for once its aliases are expanded: a catalog holds a few
+thousand. Nine levels of ten aliases stand for 10^9 (an "alias bomb"), which no loader or walk
+over the data should be asked to expand."""
+
+
 def _refuse_duplicate_keys(node: Any, label: str) -> None:
-    """A key given twice in one mapping: YAML keeps the last silently; sizer refuses it."""
+    """A key given twice in one mapping: YAML keeps the last silently; sizer refuses it. Each node
+    is checked once, however many aliases point at it; and a document whose aliases expand to
+    more than MAX_DOCUMENT_NODES nodes is refused."""
+    _refuse_alias_expansion(node, label)
     stack = [node]
+    seen_nodes: set[int] = set()
     while stack:
         n = stack.pop()
+        if id(n) in seen_nodes:
+            continue
+        seen_nodes.add(id(n))
         if isinstance(n, yaml.MappingNode):
             seen: dict[Any, int] = {}
             for key_node, value_node in n.value:
@@ -95,6 +131,38 @@ def _refuse_duplicate_keys(node: Any, label: str) -> None:
                 stack.append(value_node)
         elif isinstance(n, yaml.SequenceNode):
             stack.extend(n.value)
+
+
+def _refuse_alias_expansion(root: Any, label: str) -> None:
+    """Count the nodes the document stands for with its aliases expanded (each distinct node's
+    count computed once, children first), and refuse it past MAX_DOCUMENT_NODES."""
+    size: dict[int, int] = {}
+    visiting: set[int] = set()  # nodes whose children are being counted: reaching one again is a cycle
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        n, children_done = stack.pop()
+        if id(n) in size:
+            continue
+        if not children_done and id(n) in visiting:
+            raise YamlSyntaxError(f"{label}: an alias refers to a node that holds it (a recursive document); expected a plain document")
+        kids = []
+        if isinstance(n, yaml.MappingNode):
+            kids = [x for pair in n.value for x in pair]
+        elif isinstance(n, yaml.SequenceNode):
+            kids = list(n.value)
+        if not children_done:
+            visiting.add(id(n))
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids if id(k) not in size)
+            continue
+        visiting.discard(id(n))
+        total = 1 + sum(size.get(id(k), 0) for k in kids)
+        size[id(n)] = total
+        if total > MAX_DOCUMENT_NODES:
+            raise YamlSyntaxError(
+                f"{label}: the document expands to more than {MAX_DOCUMENT_NODES:,} values through its aliases (&anchor / *alias); "
+                "expected a plain document"
+            )
 
 
 def type_name(value: Any) -> str:
@@ -192,6 +260,8 @@ class Fields:
                 raise FieldTypeError(f"{self._where(key)}expected an integer, got {type_name(value)}")
         if (ge is not None and value < ge) or (le is not None and value > le):
             raise FieldValueError(f"{self._where(key)}expected an integer {_bound_text(None, ge, le, None)}, got {value}")
+        if abs(value) > MAX_INTEGER:
+            raise FieldValueError(f"{self._where(key)}expected an integer of at most 2^53 ({MAX_INTEGER:,}), got {value:.3g}")
         return value
 
     def string(self, key: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> str:
@@ -251,6 +321,8 @@ class Fields:
                 raise FieldTypeError(f"{self._where(f'{key}[{i}]')}expected an integer, got {type_name(item)}")
             if item < ge:
                 raise FieldValueError(f"{self._where(f'{key}[{i}]')}expected an integer >= {ge}, got {item}")
+            if item > MAX_INTEGER:
+                raise FieldValueError(f"{self._where(f'{key}[{i}]')}expected an integer of at most 2^53 ({MAX_INTEGER:,}), got {item:.3g}")
             out.append(item)
         return tuple(out)
 

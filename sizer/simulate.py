@@ -567,10 +567,15 @@ def _weighted_percentile(hist: list[tuple[float, int]], p: float) -> float:
 
 def parse_plan(text: str) -> tuple[str, int, int, str, str]:
     """`device,tp,pp,kv,weights` (as `sizer solve` prints a configuration)."""
+    from .units import WEIGHT_DTYPES, normalise_dtype
+
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 5 or not parts[1].isdigit() or not parts[2].isdigit():
-        raise FieldValueError(f"--plan: expected device,tp,pp,kv,weights (for example H100-SXM,2,1,fp8,fp8), got {text!r}")
-    return parts[0], int(parts[1]), int(parts[2]), parts[3], parts[4]
+    if len(parts) != 5 or not parts[1].isdigit() or not parts[2].isdigit() or int(parts[1]) < 1 or int(parts[2]) < 1:
+        raise FieldValueError(f"--plan: expected device,tp,pp,kv,weights with tp and pp integers >= 1 (for example H100-SXM,2,1,fp8,fp8), got {text!r}")
+    weights = normalise_dtype(parts[4])
+    if weights not in WEIGHT_DTYPES:
+        raise FieldValueError(f"--plan {text}: weights: expected one of {', '.join(WEIGHT_DTYPES)}, got {parts[4]!r}")
+    return parts[0], int(parts[1]), int(parts[2]), parts[3], weights
 
 
 def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: int, rate_rps: float) -> ReplicaSpec:
@@ -651,6 +656,9 @@ def analytic(spec: ReplicaSpec, workload: Workload):
     return evaluate_load(spec.step, np.array([spec.rate_rps]), demand, limits)
 
 
+MAX_SIMULATED_REQUESTS = 1_000_000  # arrivals at the replica's load in one window
+
+
 def slo_checks(workload: Workload, result: SimResult) -> tuple[SloCheck, ...]:
     """Every latency bound of the workload's SLO against the simulated percentile."""
     out = []
@@ -695,6 +703,12 @@ def simulate_workload(
         trace = None
     out = []
     for spec in plan_replicas(workload, catalog, plans, replicas):
+        expected = spec.rate_rps * duration_s
+        if (trace is None or trace_rate == "plan") and expected > MAX_SIMULATED_REQUESTS:
+            raise FieldValueError(
+                f"--duration-s: {duration_s:g} s at {spec.rate_rps:.4g} req/s per replica is {expected:,.0f} requests to simulate; "
+                f"at most {MAX_SIMULATED_REQUESTS:,}: shorten the window"
+            )
         if trace is not None:
             target = spec.rate_rps * spec.replicas if trace_rate == "plan" else None
             arr = trace_arrivals(trace, duration_s, spec.replicas, t.prompt_tokens, t.output_tokens, seed, target_rps=target, time_unit=trace_time_unit)

@@ -17,15 +17,17 @@ after each point.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .candidates import evaluate_candidates
 from .catalog import Catalog
-from .errors import InfeasibleError, InputError
+from .deadline import Deadline
+from .errors import InfeasibleError, InputError, SolverError
 from .fleet import best_single_plans, build_problem, evaluate_ranges, single_plan, size_ranges
 from .optimize import DEFAULT_TIME_LIMIT_S, Plan, check_context, plan
-from .workload import Workload
+from .workload import MAX_REQUESTS_PER_S, MIN_REQUESTS_PER_S, Workload
 
 PARAMETERS = ("requests_per_s", "scale", "price_scale", "ttft_p99_s", "tpot_p99_s", "context_percentile")
 _UNITS = {
@@ -41,7 +43,7 @@ _UNITS = {
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SweepPoint:
     value: float
-    status: str  # "optimal", "feasible" (time limit), or "infeasible"
+    status: str  # "optimal", "feasible" (time limit), "infeasible", or "time_limit" (no plan within it, or not run)
     plan: Plan | None
     reason: str | None
     device_costs_usd_per_hour: tuple[tuple[str, float | None], ...]  # best single-configuration fleet per device
@@ -86,14 +88,19 @@ class SweepResult:
     @property
     def flips(self) -> tuple[Flip, ...]:
         out = []
-        for a, b in zip(self.points, self.points[1:]):
+        run = [p for p in self.points if p.status != "time_limit"]  # points not run tell no choice
+        for a, b in zip(run, run[1:]):
             if a.hardware != b.hardware:
                 out.append(Flip(before=a.value, after=b.value, from_hardware=a.hardware, to_hardware=b.hardware))
         return tuple(out)
 
 
+MAX_POINTS = 1000  # points of one sweep: each is a solve
+
+
 def parse_values(text: str, option: str) -> tuple[float, ...]:
-    """'1,2,5,10' (a list) or 'a:b:n' (n evenly spaced values from a to b inclusive)."""
+    """'1,2,5,10' (a list) or 'a:b:n' (n evenly spaced values from a to b inclusive), finite
+    numbers, at most MAX_POINTS of them."""
     text = text.strip()
     try:
         if ":" in text:
@@ -101,26 +108,51 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if len(parts) != 3:
                 raise ValueError
             a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
-            if n < 1:
+            if n < 1 or not (math.isfinite(a) and math.isfinite(b)):
                 raise ValueError
-            if n == 1:
-                return (a,)
-            return tuple(a + (b - a) * i / (n - 1) for i in range(n))
-        values = tuple(float(x) for x in text.split(",") if x.strip())
-        if not values:
-            raise ValueError
-        return values
+            values = (a,) if n == 1 else None
+        else:
+            n, values = 0, tuple(float(x) for x in text.split(",") if x.strip())
+            if not values:
+                raise ValueError
     except ValueError:
         raise InputError(f"{option}: expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
-
-
-def _check(parameter: str, values: tuple[float, ...], option: str) -> None:
+    if n > MAX_POINTS:
+        raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {n}")
+    if values is None:
+        values = tuple(a + (b - a) * i / (n - 1) for i in range(n))
     for v in values:
+        if not math.isfinite(v):
+            raise InputError(f"{option}: expected finite numbers, got {v:g} in {text!r}")
+    if len(values) > MAX_POINTS:
+        raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {len(values)}")
+    return values
+
+
+# How far a multiplier may take a price: a GPU-hour from 1e-9 to 1e9 times its catalog price.
+MAX_PRICE_SCALE = 1e9
+
+
+def _check(parameter: str, values: tuple[float, ...], option: str, workload: Workload) -> None:
+    """Each value in its range, before any work: percentiles in (0, 100); rates, scaled traffic
+    and latency bounds > 0, traffic within the workload's rate range (workload.py)."""
+    peak = workload.traffic.requests_per_s
+    for v in values:
+        if not math.isfinite(v):
+            raise InputError(f"{option}: expected finite numbers, got {v:g}")
         if parameter == "context_percentile":
             if not 0 < v < 100:
                 raise InputError(f"{option}: expected percentiles > 0 and < 100, got {v:g}")
-        elif v <= 0:
+            continue
+        if v <= 0:
             raise InputError(f"{option}: expected values > 0, got {v:g}")
+        if parameter in ("requests_per_s", "scale"):
+            rate = v if parameter == "requests_per_s" else v * peak
+            if not MIN_REQUESTS_PER_S <= rate <= MAX_REQUESTS_PER_S:
+                what = f"{v:g} req/s" if parameter == "requests_per_s" else f"{v:g} x {peak:g} = {rate:g} req/s at the peak"
+                raise InputError(f"{option}: {what}; expected a peak rate from {MIN_REQUESTS_PER_S:g} to {MAX_REQUESTS_PER_S:g} req/s")
+        elif parameter == "price_scale" and not 1 / MAX_PRICE_SCALE <= v <= MAX_PRICE_SCALE:
+            raise InputError(f"{option}: expected multipliers from {1 / MAX_PRICE_SCALE:g} to {MAX_PRICE_SCALE:g}, got {v:g}")
 
 
 def _traffic(workload: Workload, parameter: str, value: float) -> Workload:
@@ -157,11 +189,13 @@ def sweep(
     progress: Callable[[int, int, float], None] | None = None,
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
     option: str = "",
+    deadline: Deadline | None = None,
 ) -> SweepResult:
-    """Plan the workload at each value of `parameter`."""
+    """Plan the workload at each value of `parameter`. `time_limit_s` bounds each point; a
+    `deadline` bounds the whole sweep (points it does not reach: status "time_limit")."""
     if parameter not in PARAMETERS:
         raise InputError(f"sweep parameter: expected one of {', '.join(PARAMETERS)}, got {parameter!r}")
-    _check(parameter, values, option or f"--{parameter.replace('_', '-')}")
+    _check(parameter, values, option or f"--{parameter.replace('_', '-')}", workload)
     from .workload import priced_catalog
 
     if device is not None:
@@ -171,10 +205,13 @@ def sweep(
     reuse = parameter in ("requests_per_s", "scale", "price_scale")
     evaluated = by_range = None
     if reuse:
-        evaluated = evaluate_candidates(workload, catalog)
+        evaluated = evaluate_candidates(workload, catalog, deadline=deadline)
         by_range = evaluate_ranges(workload, catalog, evaluated, size_ranges(workload.search.size_buckets))
     points = []
     for i, value in enumerate(values):
+        if deadline is not None and deadline.expired():
+            points.append(SweepPoint(value=value, status="time_limit", plan=None, reason=f"not run: --time-limit-s {deadline.seconds:g} reached", device_costs_usd_per_hour=()))
+            continue
         w, cat = workload, catalog
         if parameter in ("requests_per_s", "scale"):
             w = _traffic(workload, parameter, value)
@@ -186,25 +223,30 @@ def sweep(
             w = _with_slo(workload, "tpot_s", value)
         else:
             w = replace(workload, memory=replace(workload.memory, context_percentile=value))
-        points.append(_point(w, cat, value, evaluated, by_range, time_limit_s))
+        points.append(_point(w, cat, value, evaluated, by_range, time_limit_s, deadline))
         if progress is not None:
             progress(i + 1, len(values), value)
     return SweepResult(workload=workload, parameter=parameter, device=device, points=tuple(points))
 
 
-def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, time_limit_s) -> SweepPoint:
+def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, time_limit_s, sweep_deadline: Deadline | None) -> SweepPoint:
+    """One point within its own time limit, or what is left of the sweep's deadline if sooner."""
     costs: tuple[tuple[str, float | None], ...] = ()
+    left = None if sweep_deadline is None else sweep_deadline.remaining_s()
+    deadline = Deadline(time_limit_s if left is None else min(left, time_limit_s or left))
     try:
         check_context(w)
-        ev = evaluated if evaluated is not None else evaluate_candidates(w, catalog)
+        ev = evaluated if evaluated is not None else evaluate_candidates(w, catalog, deadline=deadline)
         problem = build_problem(w, catalog, ev, by_range=by_range)
         devices = w.search.devices
         plans = [single_plan(o, problem) for o in problem.options]
         singles = best_single_plans(problem, plans=plans)
         costs = tuple((d, singles[d].cost_usd_per_hour if d in singles and singles[d].feasible else None) for d in devices)
-        p = plan(w, catalog, ev, time_limit_s=time_limit_s, problem=problem, analyse_constraints=False, alternatives=False, single_plans=plans)
+        p = plan(w, catalog, ev, time_limit_s=time_limit_s, problem=problem, analyse_constraints=False, alternatives=False, single_plans=plans, deadline=deadline)
     except InfeasibleError as exc:
         return SweepPoint(value=value, status="infeasible", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)
+    except SolverError as exc:
+        return SweepPoint(value=value, status="time_limit", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)
     return SweepPoint(value=value, status=p.status, plan=p, reason=None, device_costs_usd_per_hour=costs)
 
 
@@ -215,7 +257,8 @@ def point_to_dict(result: SweepResult, point: SweepPoint) -> dict:
         "status": point.status,
         "hardware": point.hardware,
         "configuration": point.configuration,
-        "requests_per_s": None if p is None else p.demand_rps,
+        # (for a sweep of requests_per_s this key is the swept one: the value where there is no plan)
+        "requests_per_s": p.demand_rps if p is not None else (point.value if result.parameter == "requests_per_s" else None),
         "gpus": None if p is None else max((h.gpus for h in p.schedule), default=sum(d.gpus for d in p.deployments)),
         "cost_usd_per_hour": None if p is None else round(p.cost_usd_per_hour, 6),
         "cost_usd_per_day": None if p is None else round(p.cost_usd_per_day, 6),

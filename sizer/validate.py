@@ -631,8 +631,12 @@ def render_table(report: Report, rows: str = "all") -> str:
         by = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_by_metric"].items() if v is not None)
         out.append("")
         out.append("BANDS (80 %: the model's p10-p90 error, what sizer solve's bands use)")
-        line = f"  interval_coverage {c['interval_coverage']:.3f} ({by}) over {c['interval_figures']:,} figures"
-        out.append(line if c["interval_coverage"] is not None else "  interval_coverage - (no figure to score)")
+        # (the line is formatted only where there is a figure: None has no :.3f)
+        out.append(
+            f"  interval_coverage {c['interval_coverage']:.3f} ({by}) over {c['interval_figures']:,} figures"
+            if c["interval_coverage"] is not None
+            else "  interval_coverage - (no figure to score)"
+        )
         if "interval_coverage_held_out_devices" in c and c["interval_coverage_held_out_devices"] is not None:
             by_d = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_held_out_devices_by_metric"].items() if v is not None)
             out.append(f"  held-out devices (global factors) {c['interval_coverage_held_out_devices']:.3f} ({by_d})")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .catalog import LOCAL_ID_NOTE, Catalog, resolve_model
+from .catalog import LOCAL_ID_NOTE, Catalog, resolve_model, user_path
 from .errors import FieldTypeError, FieldValueError, InputFileError
 from .model import ModelArch
 from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets
@@ -33,6 +33,12 @@ _STD_NORMAL = NormalDist()
 PERCENTILE_KEYS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99.9": 99.9}
 SLO_PERCENTILES = ("p50", "p90", "p95", "p99")
 _GRID = (np.arange(4000) + 0.5) / 4000  # quantile grid for moments
+# The range of a request rate (requests/s): a peak below a request every 11.6 days, or any hour
+# above a billion requests a second, is no traffic a fleet is sized for, and beyond it the
+# figures lose their meaning (integer replicas past 2^53, cost per token past float range).
+MIN_REQUESTS_PER_S = 1e-6
+MAX_REQUESTS_PER_S = 1e9
+MAX_LENGTH_TOKENS = 1e9  # a prompt or output length percentile, tokens
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -367,20 +373,20 @@ def _length(f: Fields, key: str) -> LengthDist:
     if raw is None:
         raise f.fail_value(key, "required field is missing (a number of tokens, or percentiles such as {p50: 1200, p99: 6000})")
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        value = f.number(key, ge=1)
+        value = f.number(key, ge=1, le=MAX_LENGTH_TOKENS)
         return LengthDist(percentiles=((50.0, value),))
     sub = f.sub(key)
     sub.check_keys(_LENGTH_KEYS)
     pts = []
     for name, pct in PERCENTILE_KEYS.items():
         if sub.has(name):
-            pts.append((pct, sub.number(name, ge=1)))
+            pts.append((pct, sub.number(name, ge=1, le=MAX_LENGTH_TOKENS)))
     if not pts:
         raise f.fail_value(key, "expected at least one percentile (p50, p90, p95, p99, p99.9) or a number")
     for (p_lo, v_lo), (p_hi, v_hi) in zip(pts, pts[1:]):
         if v_hi < v_lo:
             raise sub.fail_value(_pkey(p_hi), f"p{p_hi:g} ({v_hi:g}) is below p{p_lo:g} ({v_lo:g}); percentiles must not decrease")
-    cap = sub.number("max", None, ge=1)
+    cap = sub.number("max", None, ge=1, le=MAX_LENGTH_TOKENS)
     if cap is not None and cap < pts[-1][1]:
         raise sub.fail_value("max", f"max ({cap:g}) is below p{pts[-1][0]:g} ({pts[-1][1]:g})")
     return LengthDist(percentiles=tuple(pts), cap=cap)
@@ -656,6 +662,12 @@ def _traffic(t: Fields, base_dir: Path, catalog_root: Path | None = None) -> Tra
                 lengths[key] = LengthDist(percentiles=tuple((p, float(v)) for p, v in zip((50.0, 90.0, 99.0), pts)), cap=float(values.max()))
     if profile:
         peak = max(profile)
+        if not MIN_REQUESTS_PER_S <= peak <= MAX_REQUESTS_PER_S:
+            source = "trace's busiest hour" if t.has("trace") else "profile's peak"
+            raise t.fail_value(
+                "trace" if t.has("trace") else "profile",
+                f"the {source} is {peak:g} req/s; expected a peak from {MIN_REQUESTS_PER_S:g} to {MAX_REQUESTS_PER_S:g} req/s",
+            )
         if t.has("requests_per_s") and abs(t.number("requests_per_s", gt=0) - peak) > 1e-9 * peak:
             raise t.fail_value(
                 "requests_per_s",
@@ -667,6 +679,8 @@ def _traffic(t: Fields, base_dir: Path, catalog_root: Path | None = None) -> Tra
         rate = summary.mean_rps  # a sample: its mean rate
     else:
         rate = t.number("requests_per_s", gt=0)
+        if not MIN_REQUESTS_PER_S <= rate <= MAX_REQUESTS_PER_S:
+            raise t.fail_value("requests_per_s", f"expected a number from {MIN_REQUESTS_PER_S:g} to {MAX_REQUESTS_PER_S:g} req/s, got {rate:g}")
     if t.has("dataset"):
         from .datasets import dataset
 

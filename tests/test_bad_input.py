@@ -342,7 +342,9 @@ def test_usage_error_is_exit_2(tmp_path, args):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
-    assert "Error:" in proc.stderr
+    # one line, like every other refusal, naming where to look
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--help" in proc.stderr
 
 
 def test_debug_shows_the_traceback(tmp_path):

@@ -155,6 +155,19 @@ def test_a_lone_infeasible_constraint_is_named_alone():
 # ------------------------------------------------------------------------------------------------
 
 
+def test_two_conflicts_each_named_when_relaxing_one_leaves_the_other():
+    # One option, 1 GPU at $2/hour serving 1 req/s; demand 10: 10 GPUs, $20/hour. Six GPUs
+    # available and a $15 budget: each alone conflicts with the demand, so relaxing one leaves the
+    # plan infeasible. The deletion filter finds one of them; the message must name both
+    # (issue 14: "infeasibility names every constraint in the conflicting set").
+    x = _option("X", 1, 2.0, (1.0,))
+    problem = _problem([x], [10.0], available_gpus=(("X", 6),), budget_usd_per_hour=15.0)
+    err = _infeasible_error(problem, problem.options, 30)
+    assert [n for n, _ in err.reasons] == ["constraints.budget_usd_per_hour ($15.00)", "constraints.available_gpus.X (6 GPUs)"]
+    assert all(text == "still infeasible without it alone" for _, text in err.reasons)
+    assert "relax one of each: constraints.budget_usd_per_hour; constraints.available_gpus.X" in str(err)
+
+
 def test_hourly_budget_flattens_the_day_with_more_reserved_replicas():
     # One option, 1 req/s per replica, reserved $1/hour, on-demand $2/hour. Demand 1 req/s for 23
     # hours and 3 req/s for one. Reserving z: 24 z + 2 x (3 - z) in the peak hour + 2 x (1 - z)+ x 23.
