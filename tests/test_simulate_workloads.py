@@ -12,17 +12,19 @@ The simulated p99 is itself noisy: over arrival seeds 1, 2, 3 and 7 at the same 
 -22 %), its TPOT p99 by up to 10 %. Where seed 7's gap is past 15 %, it is stated here and in the
 README, held to the figure measured when it was stated, so that it cannot grow unnoticed:
 
-    daily-llama-3.1-8b-aws  L40S tp=1 at 5.85 req/s, TTFT p99 +39 % (0.80 s analytic, 1.11 s
-                            simulated; seeds 1-3: +11, +12, -4 %): the launch line's cap (71
-                            sequences, the pool at the p99 context) is reached about 1 % of the
-                            time, and the wait for a slot then (Erlang C on the batch's law) is
-                            a rare event the p99 rests on: 1.11 s is the seed whose batch's
-                            variance came out 15 % above the law's.
-    limited-llama-3.1-70b   H100 tp=2, TTFT p99 +15.3 % (seeds 1-3: +4, +19, +21 %).
-    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -22 % (3.91 s analytic, 3.04 s
-                            simulated; seeds 1-2: -1, -16 %): prompts to 30k tokens at p99
-                            prefilled over seconds; the p99 rests on about 100 requests whose
-                            wait is set by a few of the longest prompts.
+    daily-llama-3.1-8b-aws  L40S tp=1 at 5.85 req/s, TTFT p99 +34 % (0.83 s analytic, 1.11 s
+                            simulated; seeds 1-3: +11, +12, -4 % before issue 10's M/G/1 change):
+                            the launch line's cap (71 sequences, the pool at the p99 context) is
+                            reached about 1 % of the time, and the wait for a slot then (Erlang C
+                            on the batch's law) is a rare event the p99 rests on: 1.11 s is the
+                            seed whose batch's variance came out 15 % above the law's.
+    limited-llama-3.1-70b   H100 tp=2, TTFT p99 +15.2 % (seeds 1-3: +4, +19, +21 %).
+    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -24.8 % (4.04 s analytic, 3.04 s
+                            simulated; seeds 1-2: -1, -16 % before issue 10's M/G/1 change, which
+                            keeps each residual's mean on the wait's grid and raised the analytic
+                            figure from 3.91 s): prompts to 30k tokens at p99 prefilled over
+                            seconds; the p99 rests on about 100 requests whose wait is set by a few
+                            of the longest prompts. The analytic side is the pessimistic one.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from .conftest import WORKLOADS
 STATED_GAPS = {
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.40},
     ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.17},
-    ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.24},
+    ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
 }
 SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
 
