@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from datetime import date
 from pathlib import Path
 
 import click
@@ -221,7 +222,8 @@ def solve_cmd(
 @click.option("--per-provider", is_flag=True, help="One row per device and provider (providers whose plans cost the same share a row).")
 @_plot_option("the cost-latency Pareto front of every feasible configuration")
 @_prices_option
-def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None, price_files: tuple[Path, ...]) -> None:
+@_as_of_option
+def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None, price_files: tuple[Path, ...], as_of) -> None:
     """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves.
 
     \b
@@ -245,7 +247,8 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
         from .plots import plot_pareto
 
         plot_pareto(pareto_points(comparison, catalog), plot_path, f"{w.name}: cost against TPOT p99, every feasible configuration")
-    _emit(render_comparison(comparison, comparison_rows(comparison, sort), fmt), output)
+    day = as_of.date() if as_of else date.today()
+    _emit(render_comparison(comparison, comparison_rows(comparison, sort, day), fmt, day), output)
 
 
 @cli.command("sweep", short_help="Re-plan at each value of one parameter; where the hardware flips.", epilog=EXIT_CODES_HELP)

@@ -55,6 +55,11 @@ class CompareRow:
     reason: str | None
     deployment: Deployment | None = None
     cost_usd_per_day: float | None = None
+    evidence: object | None = None  # evidence.Evidence: the measured rows behind the device's speed
+
+
+# Where a feasible row's price and speed come from (None on an infeasible row); JSON and CSV
+PROVENANCE_KEYS = ("price_date", "price_source", "price_source_kind", "price_age_days")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,8 +90,14 @@ def _row_from(problem: FleetProblem, catalog: Catalog, sp: SinglePlan, providers
 
 
 def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[CompareRow]:
+    from .efficiency import efficiency_table
+    from .evidence import basis_of, error_model, evidence_of, measured_devices
+
     pending = [r for r in rows if isinstance(r, tuple)]
     built = iter(build_deployments(catalog, [single_spec(problem, sp) for sp, _ in pending]))
+    model = error_model(catalog)
+    measured = measured_devices(efficiency_table(catalog.root))
+    engine = problem.workload.engine
     out = []
     for r in rows:
         if isinstance(r, CompareRow):
@@ -101,6 +112,7 @@ def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[Compare
                 reason=None,
                 deployment=next(built),
                 cost_usd_per_day=sp.cost_usd_per_hour * 24,
+                evidence=evidence_of(model, sp.option.device, engine, basis_of(sp.option.device, measured)),
             )
         )
     return out
@@ -182,12 +194,15 @@ def _providers(catalog: Catalog, device: str, workload: Workload) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 
 
-def row_to_dict(row: CompareRow) -> dict:
+def row_to_dict(row: CompareRow, as_of=None) -> dict:
+    """A row as plain data; `as_of` (a date) gives its price's age in days."""
     d = row.deployment
     out: dict = {"device": row.device, "provider": row.provider, "feasible": row.feasible}
     if d is None:
         out.update({k: None for k in ROW_KEYS})
         out["reason"] = row.reason
+        out.update({k: None for k in PROVENANCE_KEYS})
+        out["evidence"] = None
         return out
     e = d.candidate
     concurrency = getattr(e, "max_concurrency", None)
@@ -214,6 +229,11 @@ def row_to_dict(row: CompareRow) -> dict:
             "kv_headroom_fraction": round(d.kv_headroom_fraction, 6),
             "binding": e.binding,
             "reason": None,
+            "price_date": e.price.price_date,
+            "price_source": e.price.source,
+            "price_source_kind": e.price.source_kind,
+            "price_age_days": None if as_of is None else e.price.age_days(as_of),
+            "evidence": row.evidence.as_dict() if row.evidence is not None else None,
         }
     )
     return out
@@ -231,13 +251,13 @@ _SORT_FIELD = {
 }
 
 
-def comparison_rows(comparison: Comparison, sort: str = "cost") -> list[dict]:
+def comparison_rows(comparison: Comparison, sort: str = "cost", as_of=None) -> list[dict]:
     """The rows as plain dicts, feasible ones sorted by `sort` (ties: device order), then the
-    infeasible ones in the search's device order."""
+    infeasible ones in the search's device order; `as_of` (a date) gives each price's age."""
     if sort not in _SORT_FIELD:
         raise InputError(f"--sort: expected one of {', '.join(SORT_KEYS)}, got {sort!r}")
     field, descending = _SORT_FIELD[sort]
-    rows = [row_to_dict(r) for r in comparison.rows]
+    rows = [row_to_dict(r, as_of) for r in comparison.rows]
     order = {d: i for i, d in enumerate(comparison.workload.search.devices)}
     feasible = [r for r in rows if r["feasible"]]
     infeasible = [r for r in rows if not r["feasible"]]

@@ -239,8 +239,8 @@ def shape_reason(device: str, tp: int, pp: int, offers: list[Offer], kind: str) 
     shape = f"tp={tp}" + (f" pp={pp}" if pp > 1 else "")
     largest = max(offers, key=lambda o: (o.instance_gpus, -o.usd_per_gpu_hour))
     return (
-        f"{device} {shape} needs {tp * pp} GPUs in one machine; the largest {kind} instance on offer holds {largest.instance_gpus} "
-        f"({largest.price.instance_label}); constraints.allow_cross_node spans machines, --prices adds a larger one"
+        f"{device} {shape} needs {tp * pp} GPUs in one machine; the largest {kind} instance holds {largest.instance_gpus} "
+        f"({largest.price.instance_label}); see constraints.allow_cross_node or --prices"
     )
 
 

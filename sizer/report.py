@@ -148,12 +148,22 @@ def _with_evidence_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(r)
             continue
         lo, hi = r["max_rate_rps_per_replica_p10"], r["max_rate_rps_per_replica_p90"]
-        def rows_(n: int) -> str:
-            return f"{n} row" + ("" if n == 1 else "s")
-
-        short = "datasheet" if e["basis"] != "measured" else (rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine")
-        out.append({**r, "max_rate_band": None if lo is None else f"{lo:.2f}-{hi:.2f}", "evidence_short": short})
+        out.append({**r, "max_rate_band": None if lo is None else f"{lo:.2f}-{hi:.2f}", "evidence_short": evidence_short(e)})
     return out
+
+
+def evidence_short(e: dict[str, Any] | None) -> str | None:
+    """The table's evidence cell: the scoring rows of the device under the engine ('79 rows'), of
+    the device under other engines ('6 rows, other engine'), or 'datasheet' (global factors)."""
+    if e is None:
+        return None
+
+    def rows_(n: int) -> str:
+        return f"{n} row" + ("" if n == 1 else "s")
+
+    if e["basis"] != "measured":
+        return "datasheet"
+    return rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine"
 
 
 def plan_assessment_fields(plan: Plan) -> dict[str, Any]:
@@ -884,24 +894,38 @@ _COMPARE_COLUMNS: list[Column] = [
 
 
 def _compare_columns(comparison) -> list[Column]:
-    cols = list(_COMPARE_COLUMNS)
+    cols = [*_COMPARE_COLUMNS, ("evidence_short", "evidence", "")]
     if comparison.workload.traffic.profile_rps or comparison.workload.search.reserved_pricing:
         cols[7:7] = [("reserved_replicas", "reserved", ""), ("on_demand_peak_replicas", "on-demand peak", "")]
         cols.insert(cols.index(("cost_usd_per_hour", "$/hour", "{:,.2f}")) + 1, ("cost_usd_per_day", "$/day", "{:,.2f}"))
     return cols
 
 
-def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str) -> str:
-    """`sizer compare` output: JSON is the list of rows (one object per device, or per device
-    and provider), the table and Markdown add the reasons of the devices that cannot serve."""
-    if fmt == "json":
-        return to_json(rows)
-    if fmt == "csv":
-        from .compare import ROW_KEYS
-
-        return csv_table(rows, ["device", "provider", "feasible", *ROW_KEYS, "reason"])
+def comparison_to_dict(comparison, rows: list[dict[str, Any]], as_of=None) -> dict[str, Any]:
+    """`sizer compare --format json`: the workload, the date prices are aged to, its rows (one
+    object per device, or per device and provider) and the warnings about the inputs."""
     w = comparison.workload
-    feasible = [r for r in rows if r["feasible"]]
+    return {
+        "workload": w.name,
+        "workload_path": str(w.path),
+        "requests_per_s": w.traffic.requests_per_s,
+        "as_of": as_of.isoformat() if as_of is not None else None,
+        "rows": rows,
+        "warnings": list(w.warnings),
+    }
+
+
+def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str, as_of=None) -> str:
+    """`sizer compare` output: JSON is an object holding the rows (comparison_to_dict); the table
+    and Markdown add the reasons of the devices that cannot serve."""
+    if fmt == "json":
+        return to_json(comparison_to_dict(comparison, rows, as_of))
+    if fmt == "csv":
+        from .compare import PROVENANCE_KEYS, ROW_KEYS
+
+        return csv_table(rows, ["device", "provider", "feasible", *ROW_KEYS, "reason", *PROVENANCE_KEYS])
+    w = comparison.workload
+    feasible = [{**r, "evidence_short": evidence_short(r.get("evidence"))} for r in rows if r["feasible"]]
     infeasible = [r for r in rows if not r["feasible"]]
     rate = f"{w.traffic.requests_per_s:g} req/s" + (" at the peak hour of the daily profile" if w.traffic.profile_rps else "")
     head = f"{w.name}: best single-configuration fleet per device for {rate}"
@@ -985,13 +1009,21 @@ def plan_to_frame(plan: Plan) -> "pd.DataFrame":  # noqa: F821
     return pd.DataFrame(rows, columns=columns)
 
 
-def comparison_to_frame(comparison, sort: str = "cost") -> "pd.DataFrame":  # noqa: F821
+def comparison_to_frame(comparison, sort: str = "cost", as_of=None) -> "pd.DataFrame":  # noqa: F821
     """A comparison (compare.compare) as a pandas DataFrame: one row per device (or per device
     and provider), feasible rows first in `sort` order, then the devices that cannot serve with
-    their `reason`; columns device, provider, feasible, the fields of compare.ROW_KEYS, reason."""
+    their `reason`; columns device, provider, feasible, the fields of compare.ROW_KEYS, reason,
+    the price's provenance (compare.PROVENANCE_KEYS; its age counted to `as_of`, a date) and the
+    evidence as `evidence_<key>` columns (basis, device_rows, ...; None where it cannot serve)."""
     import pandas as pd
 
-    from .compare import ROW_KEYS, comparison_rows
+    from .compare import PROVENANCE_KEYS, ROW_KEYS, comparison_rows
+    from .evidence import Evidence
 
-    rows = comparison_rows(comparison, sort)
-    return pd.DataFrame(rows, columns=["device", "provider", "feasible", *ROW_KEYS, "reason"])
+    keys = list(Evidence.__dataclass_fields__)
+    rows = []
+    for r in comparison_rows(comparison, sort, as_of):
+        e = r.pop("evidence") or {}
+        rows.append({**r, **{f"evidence_{k}": e.get(k) for k in keys}})
+    columns = ["device", "provider", "feasible", *ROW_KEYS, "reason", *PROVENANCE_KEYS, *(f"evidence_{k}" for k in keys)]
+    return pd.DataFrame(rows, columns=columns)

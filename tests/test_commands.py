@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from datetime import date
 
 import pulp
 import pytest
@@ -51,7 +52,9 @@ def small(catalog, tmp_path_factory):
 def test_compare_json_has_one_object_per_device_with_the_closed_form_cost(catalog, small):
     path, w, evaluated = small
     comparison = compare(w, catalog, evaluated)
-    rows = json.loads(render_comparison(comparison, comparison_rows(comparison), "json"))
+    data = json.loads(render_comparison(comparison, comparison_rows(comparison, as_of=date(2026, 12, 1)), "json", date(2026, 12, 1)))
+    assert data["as_of"] == "2026-12-01" and data["workload"] == w.name and data["warnings"] == list(w.warnings)
+    rows = data["rows"]
     assert [r["device"] for r in rows if r["feasible"]] and {r["device"] for r in rows} == set(w.search.devices)
     assert len(rows) == len(w.search.devices)
     by_device = {r["device"]: r for r in rows}
@@ -69,12 +72,23 @@ def test_compare_json_has_one_object_per_device_with_the_closed_form_cost(catalo
         assert r["cost_usd_per_million_tokens"] == pytest.approx(r["cost_usd_per_hour"] / 3600 / tokens_per_s * 1e6, rel=1e-5)
         assert 0 <= r["kv_headroom_fraction"] <= 1 and r["ttft_p99_s"] <= 1.0 + 1e-6 and r["tpot_p99_s"] <= 0.05 + 1e-6
         assert r["reason"] is None
+        # where the price comes from: the catalog row it was read from, aged to the as-of date
+        price = next(p for p in catalog.prices_for(r["device"], provider=r["provider"], kind="on_demand") if p.usd_per_gpu_hour == r["usd_per_gpu_hour"])
+        assert (r["price_source"], r["price_source_kind"], r["price_date"]) == (price.source, price.source_kind, price.price_date)
+        y, m, *d = (int(x) for x in price.price_date.split("-"))
+        assert r["price_age_days"] == (date(2026, 12, 1) - date(y, m, d[0] if d else 1)).days
+        assert r["evidence"]["basis"] in ("measured", "datasheet x global factors") and r["evidence"]["device_rows"] >= r["evidence"]["device_engine_rows"] >= 0
+    for r in rows:
+        if not r["feasible"]:
+            assert r["evidence"] is None and r["price_source"] is None
     # feasible rows first, cheapest first; the cheapest is `sizer solve`'s plan
     feasible = [r for r in rows if r["feasible"]]
     assert feasible == sorted(feasible, key=lambda r: r["cost_usd_per_million_tokens"])
     assert rows[-1]["device"] == "A10G"
     plan = solve(w, catalog)
     assert feasible[0]["cost_usd_per_hour"] == pytest.approx(plan.cost_usd_per_hour)
+    # the same evidence as the plan's own deployment on that device (sizer solve's JSON)
+    assert feasible[0]["evidence"] == plan.deployments[0].evidence.evidence.as_dict()
 
 
 def test_compare_sorts_and_renders_csv_and_markdown_without_tabulate(catalog, small):
@@ -195,7 +209,7 @@ def test_cli_compare_and_sweep(small, tmp_path):
     path, _, _ = small
     proc = run_sizer("compare", path, "--format", "json", "--sort", "tpot", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    rows = json.loads(proc.stdout)
+    rows = json.loads(proc.stdout)["rows"]
     assert [r["device"] for r in rows][-1] == "A10G" and all({"device", "feasible", "cost_usd_per_million_tokens", "reason"} <= set(r) for r in rows)
     proc = run_sizer("sweep", path, "--requests-per-s", "5,40", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -313,3 +327,23 @@ def test_cli_plot_refuses_an_unknown_suffix_before_any_work(small, tmp_path):
     path, _, _ = small
     proc = run_sizer("solve", path, "--plot", tmp_path / "x.pdf", cwd=tmp_path)
     assert_one_line_error(proc, 7, "error: --plot: expected a file ending .png, .svg, .html")
+
+
+def test_cli_infeasible_reasons_one_line_per_device_within_200_characters(tmp_path):
+    # issue 14 point 7: "no configuration can serve" once ran to 2,373 characters on one line. Now
+    # one line per device (devices whose reasons differ only by name share a line), each within 200
+    # characters here, including the instance-shape reason, the longest kind
+    p = tmp_path / "w.yaml"
+    p.write_text(
+        "model: llama-3.1-405b\n"
+        "traffic: {requests_per_s: 500, prompt_tokens: 100000, output_tokens: 500}\n"
+        "slo: {ttft_s: {p99: 0.05}, tpot_s: {p99: 0.001}}\n"
+    )
+    proc = run_sizer("solve", p, cwd=tmp_path)
+    assert proc.returncode == 9 and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == f"error: {p}: no configuration can serve this workload; per device, the configuration that came closest:"
+    assert any("needs 32 GPUs in one machine" in line for line in lines)  # the shape reason is among them
+    devices = [line.split(":")[1].strip() for line in lines[1:] if line.startswith("error:   ")]
+    assert len(devices) == len(set(devices)) >= 10
+    assert max(len(line) for line in lines) <= 200, max(lines, key=len)

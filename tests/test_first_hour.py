@@ -313,8 +313,13 @@ def test_load_workload_takes_a_dict_and_plans_become_dataframes(catalog):
     assert isinstance(frame, pd.DataFrame) and list(frame["role"]) == ["plan", "alternative"]
     assert {"device", "tp", "replicas", "cost_usd_per_hour", "launch_command"} <= set(frame.columns)
     assert frame.loc[0, "cost_usd_per_hour"] == pytest.approx(plan.cost_usd_per_hour)
-    table = sizer.comparison_to_frame(sizer.compare(w, catalog))
+    import datetime
+
+    table = sizer.comparison_to_frame(sizer.compare(w, catalog), as_of=datetime.date(2026, 12, 1))
     assert list(table["device"]) == ["L40S", "H100-SXM"] and table["feasible"].all()
+    # the price's provenance and the evidence ride along as columns (README, Python API)
+    assert table["price_source"].notna().all() and (table["price_age_days"] >= 0).all()
+    assert set(table["evidence_basis"]) <= {"measured", "datasheet x global factors"}
     with pytest.raises(sizer.InputError, match=r"<dict>: traffic: required section is missing"):
         load_workload({"model": "llama-3.1-8b"}, catalog)
 
