@@ -1,0 +1,52 @@
+"""sizer's KV pool against vLLM's own startup logs, entry by entry, per release: the table of the
+memory issue's closing note. The same predictions tests/test_vllm_logs.py asserts (its helpers are
+reused, so the two cannot drift apart).
+
+    python benchmarks/vllm_logs.py            # Markdown: one row per log, then a summary per set
+
+Shared and held-out 0.19 sets: KV tokens ("GPU KV cache size: N tokens"); other releases: the pool
+in GiB ("Available KV cache memory"), tokens too where the log gives them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sizer.catalog import load_catalog  # noqa: E402
+from sizer.units import GIB  # noqa: E402
+from tests.test_vllm_logs import HELDOUT, MEASURED, OTHER, OTHER_MEASURED, SHARED, _heldout, _other, _shared  # noqa: E402
+
+
+def main() -> int:
+    catalog = load_catalog()
+    rows = []  # (set, release, id, unit, logged, predicted, error, reason)
+    for e in SHARED:
+        _, tokens = _shared(e, catalog)
+        rows.append(("shared 0.19", e["vllm"].lstrip("v"), e["id"], "tokens", e["gpu_kv_cache_tokens"], tokens, "measured" if e["id"] in MEASURED else ""))
+    for e in HELDOUT:
+        m = _heldout(e, catalog)
+        rows.append(("held out", e.get("vllm", "0.19.0"), e["id"], "tokens", e["tokens"], m.engine_kv_tokens, ""))
+    for e in OTHER:
+        m = _other(e, catalog)
+        rows.append(("other releases", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in OTHER_MEASURED else ""))
+    print("| set | vLLM | log | unit | logged | sizer | error | |")
+    print("|---|---|---|---|---:|---:|---:|---|")
+    for s, rel, i, unit, logged, pred, note in rows:
+        fmt = "{:,}" if unit == "tokens" else "{:.2f}"
+        print(f"| {s} | {rel} | {i} | {unit} | {fmt.format(logged)} | {fmt.format(pred)} | {pred / logged - 1:+.2%} | {note} |")
+    print()
+    print("| set | logs | within 2 % | median abs error | largest |")
+    print("|---|---:|---:|---:|---:|")
+    for s in dict.fromkeys(r[0] for r in rows):
+        errs = [abs(r[5] / r[4] - 1) for r in rows if r[0] == s]
+        print(f"| {s} | {len(errs)} | {sum(x < 0.02 for x in errs)} | {statistics.median(errs):.2%} | {max(errs):.2%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
