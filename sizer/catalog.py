@@ -640,6 +640,9 @@ def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, 
         if path.is_dir() and not (path / "config.json").is_file():
             raise InputFileError(f"{where}folder {path} holds no config.json")
         model = load_config_json(path, label=str(path))
+        if model.hf_id is not None:
+            # named after the Hugging Face id the config records, not its file or folder
+            model = replace(model, name=model.hf_id.split("/")[-1])
         if model.hf_id is None:
             # no Hugging Face id in the config (_name_or_path): the engine loads the folder itself
             folder = path if path.is_dir() else path.parent

@@ -339,3 +339,20 @@ def test_compare_and_sweep_stay_functions_once_their_modules_are_imported():
 def test_the_package_ships_py_typed(root):
     assert (Path(sizer.__file__).parent / "py.typed").is_file()
     assert '"sizer" = ["py.typed"]' in (root / "pyproject.toml").read_text()
+
+
+def test_a_local_config_is_named_after_the_hugging_face_id_it_records(tmp_path, catalog):
+    # a config.json downloaded beside the workload (the file Mistral-7B-Instruct-v0.3 publishes, its
+    # `_name_or_path` included) was shown as model "config", its file's stem
+    from sizer.catalog import resolve_model
+
+    cfg = {"architectures": ["MistralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768,
+           "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "head_dim": 128,
+           "torch_dtype": "bfloat16", "vocab_size": 32768, "_name_or_path": "mistralai/Mistral-7B-Instruct-v0.3"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    model = resolve_model("./config.json", catalog, base_dir=tmp_path)
+    assert model.name == "Mistral-7B-Instruct-v0.3" and model.hf_id == "mistralai/Mistral-7B-Instruct-v0.3"
+    del cfg["_name_or_path"]
+    (tmp_path / "mistral").mkdir()
+    (tmp_path / "mistral" / "config.json").write_text(json.dumps(cfg))
+    assert resolve_model("./mistral", catalog, base_dir=tmp_path).name == "mistral"  # no id: the folder's name, as before
