@@ -616,7 +616,11 @@ def render_table(report: Report, rows: str = "all") -> str:
     head += f" ({roles['fit']:,} fit, {roles['score']:,} score)" if roles else " (all scored: none was used to fit)"
     head += f", {len(report.skipped):,} skipped"
     out.append(head)
-    out.append("\n".join(textwrap.wrap(report.efficiency_source, 100, initial_indent="efficiency    ", subsequent_indent=" " * 14)))
+    # The path on a line of its own, the method wrapped under it: where the checkout lives must not move the line breaks.
+    path, sep, method = report.efficiency_source.partition(" (")
+    out.append(f"efficiency    {path}")
+    if sep:
+        out.append("\n".join(textwrap.wrap("(" + method, 100, initial_indent=" " * 14, subsequent_indent=" " * 14, break_on_hyphens=False)))
     out.append("error         absolute percentage error |predicted - measured| / measured: median and 90th percentile")
     out.append("")
     score = summary(report, "score")

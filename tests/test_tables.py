@@ -52,3 +52,25 @@ def test_validate_rows_choices(root, catalog):
     per_row = every.split("PER ROW", 1)[1].splitlines()[2:]
     assert len(per_row) == 3 and "SKIPPED ROWS" not in every
     assert not re.search(r"\bNaN\b", every + skipped)
+
+
+def test_validate_header_breaks_do_not_depend_on_where_the_checkout_lives(root, catalog):
+    """CI's clean checkout lives at another path than a developer's: the efficiency file's path was
+    wrapped with the method, so the README's block (paths shown relative) broke at other words
+    there (the CI run of 2026-12-01). The path now has a line of its own."""
+    import dataclasses
+
+    report = validate_rows(read_csv(root / "tests" / "data" / "measured_small.csv"), catalog, label="small.csv")
+    method = "(a method long enough to be wrapped over more than one line of the table's header, " * 3 + "fitted 2026-12-01)"
+
+    def header(path: str) -> list[str]:
+        text = render_table(dataclasses.replace(report, efficiency_source=f"{path} {method}"), "none")
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("efficiency"))
+        end = next(i for i, line in enumerate(lines) if line.startswith("error"))
+        return lines[start:end]
+
+    short, deep = header("catalogs/efficiency.json"), header("/" + "very/deep/" * 12 + "catalogs/efficiency.json")
+    assert short[0] == "efficiency    catalogs/efficiency.json"
+    assert short[1:] == deep[1:] and len(short) > 2
+    assert all(len(line) <= 100 for line in short)
