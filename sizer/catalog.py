@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import FieldValueError, InputError, InputFileError, UnknownNameError, did_you_mean
-from .model import ModelArch, arch_from_config, load_config_json
+from .model import ModelArch, arch_from_config, config_file_prefix, load_config_json
 from .schema import Fields, read_document
 from .units import GB, GIB, TERA
 
@@ -623,6 +623,16 @@ def _exists(path: Path) -> bool:
 
 
 LOCAL_ID_NOTE = "served from its folder: no Hugging Face id in the config (_name_or_path)"
+FILE_NAME_ID_NOTE = "served as its file name reads: no Hugging Face id in the config (_name_or_path), and a file not named config.json is no checkpoint folder"
+
+
+def served_id_warnings(model: ModelArch, flag: str = "served_model_name") -> list[str]:
+    """What the launch line serves when the config does not name its Hugging Face id."""
+    if LOCAL_ID_NOTE in model.notes:
+        return [f"the launch line serves {model.hf_id}, the folder of the config ({LOCAL_ID_NOTE.split(': ', 1)[1]}); set {flag} to the id or path the engine loads"]
+    if FILE_NAME_ID_NOTE in model.notes:
+        return [f"the launch line serves {model.hf_id}, as the config's file name reads ({FILE_NAME_ID_NOTE.split(': ', 1)[1]}); set {flag} to the id or path the engine loads"]
+    return []
 
 
 def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, where: str = "") -> ModelArch:
@@ -643,10 +653,17 @@ def resolve_model(spec: str, catalog: Catalog, *, base_dir: Path | None = None, 
         if model.hf_id is not None:
             # named after the Hugging Face id the config records, not its file or folder
             model = replace(model, name=model.hf_id.split("/")[-1])
-        if model.hf_id is None:
+        prefix = None if path.is_dir() else config_file_prefix(path)
+        if model.hf_id is None and prefix is None:
             # no Hugging Face id in the config (_name_or_path): the engine loads the folder itself
             folder = path if path.is_dir() else path.parent
             model = replace(model, hf_id=os.path.normpath(str(folder)), notes=(*model.notes, LOCAL_ID_NOTE))
+        elif model.hf_id is None:
+            # a config saved under another name than config.json: its folder is no checkpoint the
+            # engine could load; the id is read from the name, `org--name` as the Hugging Face cache
+            # spells `org/name` (models--org--name)
+            guess = prefix.replace("--", "/", 1) if prefix.count("--") == 1 else prefix
+            model = replace(model, hf_id=guess, notes=(*model.notes, FILE_NAME_ID_NOTE))
         return model
     if looks_like_path and (spec.endswith(".json") or spec.startswith((".", "/", "~"))):
         raise InputFileError(f"{where}no such config.json: {path}")

@@ -384,7 +384,9 @@ def explain_cmd(
     if served_model_name:
         from dataclasses import replace
 
-        model = replace(model, hf_id=served_model_name)
+        from .catalog import FILE_NAME_ID_NOTE, LOCAL_ID_NOTE
+
+        model = replace(model, hf_id=served_model_name, notes=tuple(n for n in model.notes if n not in (LOCAL_ID_NOTE, FILE_NAME_ID_NOTE)))
     gpu = catalog.gpu(device, where="--device: ")
     kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))
     if quantization:

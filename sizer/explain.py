@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .candidates import parallelism_reason
-from .catalog import Gpu
+from .catalog import Gpu, served_id_warnings
 from .engines import EngineOverrides, EngineSettings, engine_policy, resolve_kv_dtype
 from .errors import FieldValueError
 from .memory import KvFormat, MemoryBreakdown, stage_kv
@@ -197,7 +197,7 @@ def explain_config(
             f"--context-tokens: {context:,}{f' + {speculative_tokens} speculative' if speculative_tokens else ''} tokens exceed --max-model-len {model_len:,}: "
             "the engine refuses a sequence that long"
         )
-    warnings = [f"{model.name}: {w}" for w in model.warnings]
+    warnings = [f"{model.name}: {w}" for w in model.warnings] + served_id_warnings(model, "--served-model-name")
     if model.max_position_embeddings and model_len > model.max_position_embeddings:
         warnings.append(
             f"--max-model-len {model_len:,} exceeds {model.name}'s max_position_embeddings ({model.max_position_embeddings:,}): vLLM refuses it "

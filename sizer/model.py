@@ -355,15 +355,35 @@ def resolve_config_path(path: Path) -> Path:
     return path
 
 
+def config_file_prefix(path: Path) -> str | None:
+    """What a config file's name says of its model: None for `config.json` (the checkpoint folder's
+    own file, named by its folder), else the name without `.json` and a trailing `config`
+    (`deepseek-ai--DeepSeek-V3_config.json` -> `deepseek-ai--DeepSeek-V3`), the way configs are
+    saved side by side outside their checkpoints."""
+    if path.name.lower() == "config.json":
+        return None
+    stem = path.name[:-5] if path.name.lower().endswith(".json") else path.name
+    stripped = re.sub(r"[._-]?config$", "", stem, flags=re.IGNORECASE)
+    return stripped or stem
+
+
 def load_config_json(path: Path, *, name: str | None = None, label: str | None = None) -> ModelArch:
-    """Read a Hugging Face config.json (and a sibling hf_quant_config.json, if present)."""
+    """Read a Hugging Face config.json (and its hf_quant_config.json, if present: the sibling of that
+    name, or `<prefix>_hf_quant_config.json` beside `<prefix>_config.json`)."""
     path = resolve_config_path(Path(path))
     raw = read_document(path, label or str(path))
     quant_raw = None
-    sibling = path.parent / "hf_quant_config.json"
-    if sibling.is_file():
-        quant_raw = read_document(sibling)
-    return arch_from_config(raw, name=name or path.parent.name or path.stem, source=label or str(path), hf_quant_config=quant_raw)
+    prefix = config_file_prefix(path)
+    if prefix is None:
+        siblings = [path.parent / "hf_quant_config.json"]
+    else:
+        joiner = path.name[len(prefix) : len(path.name) - len("config.json")]  # "_", "-", "." or ""
+        siblings = [path.parent / f"{prefix}{joiner}hf_quant_config.json"]
+    for sibling in siblings:
+        if sibling.is_file():
+            quant_raw = read_document(sibling)
+    default = prefix if prefix is not None else (path.parent.name or path.stem)
+    return arch_from_config(raw, name=name or default, source=label or str(path), hf_quant_config=quant_raw)
 
 
 # The range of each size a config.json gives (others: 0 to 2^30). Beyond them no model has been

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .catalog import LOCAL_ID_NOTE, Catalog, resolve_model, user_path
+from .catalog import LOCAL_ID_NOTE, FILE_NAME_ID_NOTE, Catalog, resolve_model, served_id_warnings, user_path
 from .errors import FieldTypeError, FieldValueError, InputFileError
 from .model import ModelArch
 from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets
@@ -302,11 +302,7 @@ class Workload:
         left out of the model, arrivals burstier than the Poisson process the analytic model
         assumes, percentiles from a small sample, requests the model's context refuses."""
         out = [f"{self.model.name}: {w}" for w in self.model.warnings]
-        if LOCAL_ID_NOTE in self.model.notes:
-            out.append(
-                f"the launch line serves {self.model.hf_id}, the folder of the config ({LOCAL_ID_NOTE.split(': ', 1)[1]}); "
-                "set served_model_name to the id or path the engine loads"
-            )
+        out.extend(served_id_warnings(self.model))
         tr = self.traffic.trace
         if tr is not None:
             out.extend(tr.warnings)
@@ -488,7 +484,7 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
     model = resolve_model(model_spec, catalog, base_dir=base_dir, where=f"{label}: model: ")
     served = f.string("served_model_name", None)
     if served:
-        model = replace(model, hf_id=served, notes=tuple(n for n in model.notes if n != LOCAL_ID_NOTE))
+        model = replace(model, hf_id=served, notes=tuple(n for n in model.notes if n not in (LOCAL_ID_NOTE, FILE_NAME_ID_NOTE)))
 
     t = f.sub("traffic", default_empty=False)
     t.check_keys(_TRAFFIC_KEYS)

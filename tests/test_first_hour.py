@@ -356,3 +356,26 @@ def test_a_local_config_is_named_after_the_hugging_face_id_it_records(tmp_path, 
     (tmp_path / "mistral").mkdir()
     (tmp_path / "mistral" / "config.json").write_text(json.dumps(cfg))
     assert resolve_model("./mistral", catalog, base_dir=tmp_path).name == "mistral"  # no id: the folder's name, as before
+
+
+def test_a_config_saved_under_its_models_name_is_named_and_served_as_that_name(tmp_path, catalog):
+    # configs kept side by side outside their checkpoints (the project's shared reference keeps
+    # nvidia--Llama-3.1-70B-Instruct-FP8_config.json beside its _hf_quant_config.json) were named
+    # after their folder ("model_configs"), served from it, and read without their quantisation
+    from sizer.catalog import resolve_model
+    from sizer.model import config_file_prefix
+
+    cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": 8192, "intermediate_size": 28672, "max_position_embeddings": 131072,
+           "model_type": "llama", "num_attention_heads": 64, "num_hidden_layers": 80, "num_key_value_heads": 8,
+           "torch_dtype": "bfloat16", "vocab_size": 128256}
+    (tmp_path / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json").write_text(json.dumps(cfg))
+    (tmp_path / "nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json").write_text(
+        json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": None}}))
+    model = resolve_model("./nvidia--Llama-3.1-70B-Instruct-FP8_config.json", catalog, base_dir=tmp_path)
+    assert model.name == "nvidia--Llama-3.1-70B-Instruct-FP8"
+    assert model.hf_id == "nvidia/Llama-3.1-70B-Instruct-FP8"  # org--name: the Hugging Face cache's spelling of org/name
+    assert model.native_weight_dtype == "fp8"  # its own hf_quant_config.json, found by the shared prefix
+    w = load_workload({"model": str(tmp_path / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json"), "traffic": {"requests_per_s": 1, "prompt_tokens": 100, "output_tokens": 100},
+                       "slo": {"tpot_s": 0.1}}, catalog)
+    assert any("as the config's file name reads" in x and "served_model_name" in x for x in w.warnings)
+    assert [config_file_prefix(Path(n)) for n in ("config.json", "my-model.json", "phi-2-config.json", "x.config.json")] == [None, "my-model", "phi-2", "x"]
