@@ -584,7 +584,7 @@ def plan_table(plan: Plan) -> str:
         out.write(line + "\n")
     out.write(text_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
-    for d in data["deployments"] + data["alternatives"]:
+    for d in data["deployments"]:
         if d["instance_note"]:
             out.write(f"instance  {d['instance_note']}\n")
     for d in data["deployments"]:
@@ -598,6 +598,8 @@ def plan_table(plan: Plan) -> str:
     if data["alternatives"]:
         out.write("\nBEST ON OTHER DEVICES\n")
         out.write(text_table(_with_evidence_cells(_with_price_cells(data["alternatives"])), _plan_columns(plan)))
+        # an alternative's instance shape under the table that shows it, not beside the plan's launch line
+        out.write("".join(f"instance  {d['instance_note']}\n" for d in data["alternatives"] if d["instance_note"]))
     if data["rejected"]:
         out.write("\nREJECTED\n")
         out.write("".join(line + "\n" for line in reason_lines((r["device"], r["reason"]) for r in data["rejected"])))

@@ -301,3 +301,16 @@ def test_break_even_is_printed_under_plan(tmp_path, catalog):
     line = f"BREAK-EVEN {plan.deployments[0].candidate.config.device} wins while it costs under ${plan.break_even_usd_per_gpu_hour:,.2f}/GPU-h; then {plan.break_even_device}"
     assert line in render_plan(plan, "table")
     assert not math.isnan(plan_to_dict(plan)["break_even_usd_per_gpu_hour"])
+
+
+def test_an_alternatives_instance_shape_is_printed_under_the_table_that_shows_it(root, catalog):
+    # api-llama-3.1-8b's plan is RTX-4090 tp=1; its L4 alternative (tp=2) sits on AWS's 8-GPU
+    # g6.48xlarge because g6.xlarge holds one GPU: that line was printed beside the plan's launch
+    # line, above the table that first names L4
+    plan = solve(load_workload(root / "workloads" / "api-llama-3.1-8b.yaml", catalog), catalog, as_of=AS_OF)
+    notes = [a.instance_note for a in plan.alternatives if a.instance_note]
+    assert notes and not any(d.instance_note for d in plan.deployments)
+    text = render_plan(plan, "table")
+    head, tail = text.split("\nBEST ON OTHER DEVICES\n")
+    for note in notes:
+        assert f"instance  {note}" in tail and note not in head
