@@ -998,8 +998,19 @@ SEARCH_MARGIN = 1e-3
 """The share of each latency bound max_rate keeps in hand: above the percentiles' numerical jitter
 from rate to rate (up to 3e-4 of the latency, measured), below anything a user would read."""
 
-LADDER = np.array([0.5, 0.25, 0.125, 1 / 32, 1 / 128, 1 / 1024])
-"""Fractions of a candidate's largest rate at which every load below it is checked (max_rate)."""
+LADDER = np.concatenate((2.0 ** (-np.arange(1, 13) / 3.0), [1 / 32, 1 / 128, 1 / 1024]))
+"""Fractions of a candidate's largest rate at which every load below it is checked (max_rate): steps
+of 2^(1/3) down to 1/16, then coarser (a bump in a TPOT percentile spans a factor of 1.5 or more of
+the rate: mixtral-8x7b on 2 x A100, fuzz case 20261261787935, passed at 0.25 and 0.5 of its largest
+rate and failed between, at 0.28-0.45 of it)."""
+
+REFINE_BAND = 0.03
+"""A ladder point whose worst check comes within this share of its bound (the excess 1 - bound /
+latency above -REFINE_BAND), below the top, is a bump's shoulder: its peak is searched for."""
+
+REFINE_ROUNDS = 10
+"""Golden-section evaluations per bump: the peak's rate to 0.618^8 of the interval between the
+ladder's two neighbouring points (about 0.2 % of the rate at the ladder's 2^(1/3) steps)."""
 
 FIRST_FRACTION = 0.8
 """The lower of the first two probes, as a fraction of mean_rate_bound: the largest rates of the
@@ -1122,31 +1133,100 @@ def max_rate(
     def ladder(idx: np.ndarray) -> np.ndarray:
         """Check the candidates `idx` at LADDER fractions of their highest served rate; where a
         point fails, bracket again between the highest passing point below the lowest failing one
-        (or a trickle) and that point. Returns the candidates whose bracket was reset."""
-        k = LADDER.size
+        (or a trickle) and that point. Where every point passes but the worst check comes within
+        REFINE_BAND of its bound at a point below the top (a bump: the checks are not monotone
+        there), the bump's peak is looked for between that point's neighbours by golden-section
+        search (REFINE_ROUNDS evaluations), and a failing point found there brackets again the
+        same way. Returns the candidates whose bracket was reset."""
+        grid = np.concatenate(([1.0], LADDER))  # descending; the top itself (served) at 0
+        k = grid.size
         rows = np.repeat(idx, k)
-        x = top_ok[rows] * np.tile(LADDER, idx.size)
+        x = (top_ok[rows] * np.tile(grid, idx.size)).reshape(idx.size, k)
         sub = _take_limits(limits, rows)
-        point = evaluate_load(step.take(rows), hi[rows] * x, demand, sub, slo_only=True)
-        v = violations(point, demand, sub)
-        ok = ~np.any(np.stack(list(v.values())), axis=0).reshape(idx.size, k)
+        point = evaluate_load(step.take(rows), hi[rows] * x.ravel(), demand, sub, slo_only=True)
+        v = {name: arr.reshape(idx.size, k) for name, arr in violations(point, demand, sub).items()}
+        ok = ~np.any(np.stack(list(v.values())), axis=0)
+        ok[:, 0] = True  # the top was found served; its re-evaluation only gives the bump's baseline
         f = _excess(point, demand, sub).reshape(idx.size, k)
         bad = ~ok.all(axis=1)
+        j = k - 1 - np.argmax(~ok[:, ::-1], axis=1)  # the lowest failing point (the grid descends)
+        fail_x = x[np.arange(idx.size), j]
+        fail_f = f[np.arange(idx.size), j]
+        fail_v = {name: arr[np.arange(idx.size), j] for name, arr in v.items()}
+        below = j + 1 < k
+        pass_x = np.where(below, x[np.arange(idx.size), np.minimum(j + 1, k - 1)], 1e-9)
+        pass_f = np.where(below, np.minimum(f[np.arange(idx.size), np.minimum(j + 1, k - 1)], 0.0), 0.0)
+
+        # bumps: every point passes, and a point below the top is a local maximum of the excess (no
+        # lower than its neighbours; the top, where a latency binds, sits at about 0 itself) within
+        # the band: the highest such point's neighbourhood is searched
+        up = f[:, 1:] >= f[:, :-1]  # point i+1 no lower than the higher-rate point i
+        down = np.concatenate((f[:, 1:-1] >= f[:, 2:], np.ones((idx.size, 1), dtype=bool)), axis=1)
+        local = np.concatenate((np.zeros((idx.size, 1), dtype=bool), up & down), axis=1)
+        peak = np.where(local, f, -np.inf)
+        m = np.argmax(peak, axis=1)
+        near = ~bad & local.any(axis=1) & (peak[np.arange(idx.size), m] > -REFINE_BAND)
+        if near.any():
+            r = np.flatnonzero(near)
+            mm = m[r]
+            lo_x = np.where(mm + 1 < k, x[r, np.minimum(mm + 1, k - 1)], x[r, mm] * 1e-3)
+            hi_x = x[r, mm - 1]
+            best_pass = lo_x.copy()  # the highest point known to pass below a failure found
+            found = np.zeros(r.size, dtype=bool)
+            f_x, f_f = np.zeros(r.size), np.zeros(r.size)
+            f_v = {name: np.zeros(r.size, dtype=bool) for name in CHECKS}
+            # golden-section search for the maximum of the excess on log(rate) in [lo_x, hi_x]
+            u, w_ = np.log(lo_x), np.log(hi_x)
+            g = (np.sqrt(5.0) - 1.0) / 2.0
+            p1, p2 = w_ - g * (w_ - u), u + g * (w_ - u)
+
+            def probe_bump(points: np.ndarray) -> np.ndarray:
+                rr = idx[r]
+                sub_b = _take_limits(limits, rr)
+                xs = np.exp(points)
+                pt = evaluate_load(step.take(rr), hi[rr] * xs, demand, sub_b, slo_only=True)
+                vb = violations(pt, demand, sub_b)
+                okb = ~np.any(np.stack(list(vb.values())), axis=0)
+                fb_ = _excess(pt, demand, sub_b)
+                # a first failure, or a lower one: the bracket closes on the lowest failing point found
+                new = ~okb & (~found | (xs < f_x))
+                f_x[new], f_f[new] = xs[new], np.maximum(fb_[new], 1e-12)
+                for name in CHECKS:
+                    f_v[name][new] = vb[name][new]
+                found[:] |= ~okb
+                return np.where(okb, fb_, np.inf)
+
+            q1, q2 = probe_bump(p1), probe_bump(p2)
+            for _ in range(REFINE_ROUNDS - 2):
+                left = q1 >= q2  # the peak lies in [u, p2]
+                w_ = np.where(left, p2, w_)
+                u = np.where(left, u, p1)
+                p2n = np.where(left, p1, u + g * (w_ - u))
+                p1n = np.where(left, w_ - g * (w_ - u), p2)
+                q_new = probe_bump(np.where(left, p1n, p2n))
+                q1, q2 = np.where(left, q_new, q2), np.where(left, q1, q_new)
+                p1, p2 = p1n, p2n
+                if found.all():
+                    break
+            if found.any():
+                hit = r[found]
+                bad[hit] = True
+                fail_x[hit], fail_f[hit] = f_x[found], f_f[found]
+                for name in CHECKS:
+                    fail_v[name][hit] = f_v[name][found]
+                # the highest passing point below it: the ladder's point under the bump
+                pass_x[hit] = np.minimum(best_pass[found], f_x[found] / (1 + 0.1 * tolerance))
+                pass_f[hit] = 0.0
         if not bad.any():
             return idx[:0]
-        j = k - 1 - np.argmax(~ok[:, ::-1], axis=1)  # the lowest failing point (LADDER descends)
         reset = idx[bad]
         rb = np.flatnonzero(bad)
-        jf = j[bad]
-        below = jf + 1 < k
-        x2 = x.reshape(idx.size, k)
-        p_x = np.where(below, x2[rb, np.minimum(jf + 1, k - 1)], 1e-9)
-        p_f = np.where(below, np.minimum(f[rb, np.minimum(jf + 1, k - 1)], 0.0), 0.0)
-        top_ok[reset], low_bad[reset] = p_x, x2[rb, jf]
+        p_x, p_f = pass_x[rb], pass_f[rb]
+        top_ok[reset], low_bad[reset] = p_x, fail_x[rb]
         for name in CHECKS:
-            failing[name][reset] = v[name].reshape(idx.size, k)[rb, jf]
+            failing[name][reset] = fail_v[name][rb]
         a[reset], fa[reset] = p_x, p_f
-        b[reset], fb[reset] = x2[rb, jf], np.maximum(f[rb, jf], 1e-12)
+        b[reset], fb[reset] = fail_x[rb], np.maximum(fail_f[rb], 1e-12)
         c[reset], fc[reset] = p_x, p_f
         d[reset] = e[reset] = b[reset] - a[reset]
         return reset
