@@ -840,7 +840,8 @@ def _infeasible_error(problem: FleetProblem, options: tuple[Option, ...], time_l
         reasons.append((constraint_label(problem, g), text))
     names = " and ".join(r[0] for r in reasons)
     verb = "conflicts" if len(reasons) == 1 else "conflict"
-    detail = "; ".join(f"{n}: {t}" for n, t in reasons)
+    # each constraint's value is said once, in the names; the details name it short (one: not again)
+    detail = reasons[0][1] if len(reasons) == 1 else "; ".join(f"{n.split(' (', 1)[0]}: {t}" for n, t in reasons)
     if len(sets) > 1:
         groups = "; ".join(" + ".join(constraint_label(problem, g).split(" (", 1)[0] for g in s) for s in sets)
         detail += f"; relax one of each: {groups}"

@@ -148,6 +148,8 @@ def test_a_lone_infeasible_constraint_is_named_alone():
     err = _infeasible_error(problem, problem.options, 30)
     assert [n for n, _ in err.reasons] == ["constraints.available_gpus.X (8 GPUs)"]
     assert "still infeasible" not in str(err)
+    # the constraint named once, its value with it (it was repeated inside the parentheses)
+    assert str(err).endswith(": constraints.available_gpus.X (8 GPUs) conflicts with the demand (without it the cheapest plan costs $10.00/hour)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -166,6 +168,7 @@ def test_two_conflicts_each_named_when_relaxing_one_leaves_the_other():
     assert [n for n, _ in err.reasons] == ["constraints.budget_usd_per_hour ($15.00)", "constraints.available_gpus.X (6 GPUs)"]
     assert all(text == "still infeasible without it alone" for _, text in err.reasons)
     assert "relax one of each: constraints.budget_usd_per_hour; constraints.available_gpus.X" in str(err)
+    assert "conflict with the demand (constraints.budget_usd_per_hour: still infeasible without it alone; constraints.available_gpus.X: still" in str(err)
 
 
 def test_hourly_budget_flattens_the_day_with_more_reserved_replicas():
