@@ -265,6 +265,40 @@ def trtllm_script_flags(row: "MeasuredRow") -> dict:
     return out
 
 
+# The engine release of InferenceX rows exported without one (backend_version empty): the image its
+# workflow ran on the day the row was measured. (engine, model ids, systems, precisions, [(first day,
+# release), ...] in date order), from SemiAnalysisAI/InferenceX: .github/workflows/70b-tmpl.yml
+# @9596d23d7 (2025-10-29), gptoss-tmpl.yml and dsr1-tmpl.yml @e06929c70 (2025-11-02), then
+# .github/configs/nvidia-master.yaml (the day's last commit: 7daaa8bb3 2025-11-10, 189ae51cc
+# 2025-11-18, 06667a51e 2025-12-02, 25506e87c 2025-12-05), and d8fe8f73e (2025-11-10: SGLang
+# v0.5.3rc1 -> v0.5.5). Without it the rows shared one release-less offset with every other source
+# that names no release (public vLLM runs, MLPerf), whatever they ran.
+_DSR1 = ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3")
+INFERENCEX_RELEASES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]], ...] = (
+    ("vllm", ("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm", "h100_sxm"), ("fp8", "fp4"), (("2025-10-01", "0.10.2"),)),
+    ("trtllm", ("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm"), ("fp8", "fp4"), (("2025-10-01", "1.1.0rc2.post2"),)),
+    ("vllm", ("openai/gpt-oss-120b",), ("b200_sxm", "h200_sxm", "h100_sxm"), ("fp4",), (("2025-10-01", "0.10.2"), ("2025-11-03", "0.11.0"), ("2025-12-05", "0.11.2"))),
+    ("trtllm", ("openai/gpt-oss-120b",), ("b200_sxm",), ("fp4",), (("2025-10-01", "1.2.0rc0.post1"), ("2025-12-02", "1.2.0rc2"))),
+    ("trtllm", ("openai/gpt-oss-120b",), ("h200_sxm",), ("fp4",), (("2025-10-01", "gpt-oss-dev"),)),
+    ("trtllm", _DSR1, ("b200_sxm", "h200_sxm"), ("fp8", "fp4"), (("2025-10-01", "1.1.0rc2.post2"),)),
+    ("sglang", _DSR1, ("b200_sxm",), ("fp8", "fp4"), (("2025-10-01", "0.5.3rc1"), ("2025-11-10", "0.5.5"))),
+)
+
+
+def inferencex_release(row: "MeasuredRow") -> str:
+    """The engine release an InferenceX row without backend_version ran (INFERENCEX_RELEASES, by
+    the day it was measured), or "" when the row names one, is from elsewhere, or is not listed."""
+    if row.engine_version or not INFERENCEX_SOURCE.search(row.source or ""):
+        return ""
+    day = measured_on(row)
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    for engine, models, systems, precisions, releases in INFERENCEX_RELEASES:
+        if row.engine == engine and model in models and system in systems and row.precision in precisions and day:
+            found = [release for first, release in releases if day >= first]
+            return found[-1] if found else ""
+    return ""
+
+
 def _uniform_lengths(length: float, ratio: float):
     """Lengths drawn uniformly from [ratio x length, length] (a quantile table: linear between)."""
     from .datasets import make_empirical
@@ -696,6 +730,11 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     """The model, device and layout of a row, or why it cannot be modelled."""
     if row.invalid:
         return Skipped(row=row, reason=row.invalid)
+    release = inferencex_release(row)
+    if release:
+        from dataclasses import replace as _replace
+
+        row = _replace(row, engine_version=release)
     if row.engine not in ENGINES:
         return Skipped(row=row, reason=f"engine {row.engine!r} not modelled (expected one of {', '.join(ENGINES)})")
     found = _model_for(row, catalog)

@@ -226,3 +226,21 @@ def test_sglang_inferencex_scripts_cap_the_running_batch(catalog):
     assert seqs4 == 32 and budget4 == 8192  # the 0.95 fraction leaves room for more than 32 sequences of 9k tokens
     assert kv_capacity_sequences(r8)[0] == 128
     assert list(build_setup([r4, r8]).hold.recv_interval) == [10, 30]
+
+
+def test_inferencex_rows_without_a_release_get_their_workflows_image(catalog):
+    """An InferenceX row exported without backend_version ran the image its workflow named that
+    day (SemiAnalysisAI/InferenceX .github/workflows/70b-tmpl.yml @9596d23d7: vllm/vllm-openai:v0.10.2;
+    .github/configs/nvidia-master.yaml: gptoss-fp4-b200-trt release:1.2.0rc0.post1 on 2025-11-14,
+    1.2.0rc2 from 06667a51e, 2025-12-02); a row naming its release, or from another source, keeps it."""
+    from dataclasses import replace
+
+    from sizer.measurements import inferencex_release, resolve
+
+    llama = _ix_row("meta-llama/Llama-3.1-70B", "h200_sxm", "vllm", "fp8", date="2025-10-29")
+    assert inferencex_release(llama) == "0.10.2" and resolve(llama, catalog).row.engine_version == "0.10.2"
+    oss = _ix_row("openai/gpt-oss-120b", "b200_sxm", "trtllm", "fp4", date="2025-11-14")
+    assert inferencex_release(oss) == "1.2.0rc0.post1"
+    assert inferencex_release(replace(oss, source=oss.source.replace("2025-11-14", "2025-12-02"))) == "1.2.0rc2"
+    assert inferencex_release(replace(oss, engine_version="1.2.0rc6")) == ""
+    assert inferencex_release(replace(oss, source="dstackai/benchmarks measured=2025-11-14")) == ""
