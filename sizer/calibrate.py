@@ -128,7 +128,7 @@ def _from_link(name: str, x: np.ndarray) -> np.ndarray:
 
 
 def _key(res: Resolved, level: tuple[str, ...]) -> tuple[str, ...]:
-    values = {D: res.gpu.name, E: res.row.engine, W: res.weight_dtype, A: architecture_of(res.model), V: version_label(res.row.engine_version)}
+    values = {D: res.gpu.name, E: res.row.engine, W: res.weight_dtype, A: architecture_of(res.model), V: version_label(res.row.engine_version, res.row.engine)}
     return tuple(values[k] for k in level)
 
 
@@ -336,11 +336,11 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
         entry_rows=entry_rows,
         entry_residual=entry_residual,
         full_rows={
-            (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version)): 0 for res in prob.fit
+            (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine)): 0 for res in prob.fit
         },
     )
     for res in prob.fit:
-        key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version))
+        key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine))
         result.full_rows[key] += 1
     return result
 
@@ -353,11 +353,11 @@ def _matches_of(res: Resolved) -> list[tuple]:
         (("device", d),),
         (("device", d), ("engine", e)),
         (("engine", e), ("architecture", a)),
-        (("engine", e), ("engine_version", version_label(res.row.engine_version))),
-        (("engine", e), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
+        (("engine", e), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
+        (("engine", e), ("architecture", a), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
         (("device", d), ("engine", e), ("weight_dtype", w)),
         (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a)),
-        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
+        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
     ]
 
 
@@ -517,8 +517,8 @@ def calibrate_shipped(
     resolved, _ = roofline_check(resolved)
     fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit"]
     result = fit(fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress)
-    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version)) for r in resolved})
-    versions = sorted({(r.row.engine, version_label(r.row.engine_version)) for r in resolved})
+    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version, r.row.engine)) for r in resolved})
+    versions = sorted({(r.row.engine, version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     text = write_efficiency(
         result,
         output,
