@@ -332,7 +332,10 @@ def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipp
     bound on any step) predicts a longer TPOT for that model, device, layout, formats and load.
     Speculative decoding, prefix caching, or another layout or batch than recorded can do that;
     sizer models none of them, so such rows are skipped with the numbers, in fitting and in
-    scoring alike."""
+    scoring alike. So are closed-loop rows whose weights leave the engine's default memory rule
+    no KV pool for one sequence (DeepSeek-V3 FP8 on a GB200 worker of tp=1 x dp=4: 179 GB of
+    weights per GPU against SGLang's 0.85 x 186 GB): they ran with memory settings the row does not
+    record, and the model would queue every client for memory."""
     from .efficiency import FACTORS, Factors, table_from_factors
 
     candidates = [r for r in resolved if r.row.tpot_ms is not None]
@@ -358,6 +361,14 @@ def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipp
                 f"({r.layout.label()}, {r.weight_dtype} weights, {r.kv_dtype} KV, {r.row.concurrency or r.row.request_rate_rps:g} "
                 f"{'clients' if r.row.kind == 'concurrency' else 'req/s'}) at 100 % of the datasheet bandwidth and compute: "
                 "speculative decoding, prefix caching or another layout than recorded"
+            )
+    # a layout whose weights leave the engine's memory rule no KV pool ran with memory settings the row
+    # does not record (a larger fraction, CPU offload): the model would queue every client for memory
+    for r in resolved:
+        if r.row.row_id not in below and r.row.kind in ("concurrency", "batch") and kv_capacity_sequences(r)[0] < 1:
+            below[r.row.row_id] = (
+                f"no KV pool: {r.layout.label()} with {r.weight_dtype} weights leaves {r.row.engine}'s default memory rule room for "
+                "less than one sequence of the row's lengths: the run's memory settings are not recorded"
             )
     keep = [r for r in resolved if r.row.row_id not in below]
     return keep, [Skipped(row=r.row, reason=below[r.row.row_id]) for r in resolved if r.row.row_id in below]
@@ -705,4 +716,6 @@ def _reason_kind(reason: str) -> str:
         return "attention heads not divisible by tp"
     if reason.startswith("inconsistent layout"):
         return "inconsistent layout: moe_tp x moe_ep differs from tp x attention_dp"
+    if reason.startswith("no KV pool:"):
+        return "no KV pool under the engine's default memory rule (weights fill it): the run's memory settings are not recorded"
     return reason.split(": ", 1)[0] if reason.startswith(("model ", "system ")) else reason

@@ -244,3 +244,25 @@ def test_inferencex_rows_without_a_release_get_their_workflows_image(catalog):
     assert inferencex_release(replace(oss, source=oss.source.replace("2025-11-14", "2025-12-02"))) == "1.2.0rc2"
     assert inferencex_release(replace(oss, engine_version="1.2.0rc6")) == ""
     assert inferencex_release(replace(oss, source="dstackai/benchmarks measured=2025-11-14")) == ""
+
+
+def test_a_layout_without_a_kv_pool_is_skipped(catalog):
+    """DeepSeek-V3 FP8 decode workers of tp=1 x dp=4 on GB200 (InferenceX's SGLang disaggregated
+    sweep): the experts (~656 GB / 4) and each rank's dense weights fill a GPU past SGLang's default
+    memory fraction, so the KV pool the model computes holds no sequence; the run used settings the
+    row does not record and is skipped with that reason, not queued for memory (predicted 8-12 s
+    against 0.5-1.4 s measured)."""
+    from sizer.measurements import MeasuredRow, Resolved, WorkerLayout, resolve
+    from sizer.perf import Layout
+    from sizer.validate import kv_capacity_sequences, roofline_check
+
+    row = MeasuredRow(
+        row_id="d", source="source_file=2026-03-25.csv; measured=2025-12-01", origin="t", model_id="deepseek-ai/DeepSeek-V3", system="gb200",
+        engine="sglang", engine_version="0.5.5.post2", precision="fp8", mode="disagg", kind="concurrency", isl=1024.0, osl=1024.0,
+        concurrency=16.0, prefill=WorkerLayout(workers=1, layout=Layout(tp=1, dp=4), batch_size=None),
+        decode=WorkerLayout(workers=4, layout=Layout(tp=1, dp=4), batch_size=4.0), ttft_ms=467.5, tpot_ms=10.1,
+    )
+    res = resolve(row, catalog)
+    assert isinstance(res, Resolved) and kv_capacity_sequences(res)[0] < 1
+    keep, skipped = roofline_check([res])
+    assert keep == [] and skipped[0].reason.startswith("no KV pool: tp=1 dp=4 with fp8 weights")
