@@ -17,7 +17,7 @@ pulled towards the prior with weight `PRIOR`.
 
 Objective: robust least squares on log(predicted / measured) of mean TPOT, mean TTFT and
 output-token throughput over the fit rows (weights `METRIC_WEIGHTS`; Huber loss with knee
-`HUBER` in log units, by iteratively reweighting), plus the ridge. Minimised by
+`HUBER` in log units, no weight beyond `REJECT`, by iteratively reweighting), plus the ridge. Minimised by
 Levenberg-Marquardt with a finite-difference Jacobian. Every row depends on exactly one
 delta of each (factor, level) group, so one perturbed prediction per group fills that group's
 columns: about 30 predictions per iteration, whatever the number of groups' members.
@@ -75,6 +75,14 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
 FIXED = ("link_bandwidth_fraction",)
 METRIC_WEIGHTS = {"tpot": 1.0, "ttft": 1.0, "throughput": 0.5}
 HUBER = 0.25  # log units (about 28 %): larger residuals count linearly, not quadratically
+# log units (a factor 3.3): larger residuals get no weight at all (a redescending M-estimate). The fit
+# rows hold means no mechanism of the model produces: InferenceX's DeepSeek-R1 FP4 SGLang sweep of
+# 2025-11-10 measured 7-9 s mean TTFT for 1k prompts at 32-128 clients (under 1 s at 16) with normal
+# TPOT, its GB200/GB300 disaggregated sweeps 5-25 s at 3-7 clients beside 0.2-0.5 s rows of the same
+# layouts: one-time costs (JIT compilation, first KV-transfer connections) inside the measured
+# window. Under Huber alone such rows set GB300's disaggregated request overhead at its 1 s bound
+# and over-predicted the same layouts' normal rows up to 4x.
+REJECT = 1.2
 RIDGE = 0.5  # penalty per squared delta (log/logit units), against a sum over ~1,000 rows
 PRIOR = 0.5  # penalty per squared move of a global value from its prior
 BOUNDS = {  # physical limits of the global values (link space is applied to these)
@@ -120,7 +128,7 @@ def _from_link(name: str, x: np.ndarray) -> np.ndarray:
 
 
 def _key(res: Resolved, level: tuple[str, ...]) -> tuple[str, ...]:
-    values = {D: res.gpu.name, E: res.row.engine, W: res.weight_dtype, A: architecture_of(res.model), V: version_label(res.row.engine_version)}
+    values = {D: res.gpu.name, E: res.row.engine, W: res.weight_dtype, A: architecture_of(res.model), V: version_label(res.row.engine_version, res.row.engine)}
     return tuple(values[k] for k in level)
 
 
@@ -240,8 +248,11 @@ class _Problem:
 
 
 def _huber_weights(r: np.ndarray) -> np.ndarray:
+    """IRLS weights of the robust loss: Huber (1 within HUBER, HUBER / |r| beyond), and 0 beyond
+    REJECT: a residual of more than a factor e^REJECT is a measurement the model's mechanisms cannot
+    produce for the stated configuration, and it pulls no factor."""
     a = np.abs(r)
-    return np.where(a <= HUBER, 1.0, HUBER / np.maximum(a, 1e-12))
+    return np.where(a > REJECT, 0.0, np.where(a <= HUBER, 1.0, HUBER / np.maximum(a, 1e-12)))
 
 
 def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, tolerance: float = 1e-5, progress=None) -> FitResult:
@@ -325,11 +336,11 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
         entry_rows=entry_rows,
         entry_residual=entry_residual,
         full_rows={
-            (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version)): 0 for res in prob.fit
+            (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine)): 0 for res in prob.fit
         },
     )
     for res in prob.fit:
-        key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version))
+        key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine))
         result.full_rows[key] += 1
     return result
 
@@ -342,11 +353,11 @@ def _matches_of(res: Resolved) -> list[tuple]:
         (("device", d),),
         (("device", d), ("engine", e)),
         (("engine", e), ("architecture", a)),
-        (("engine", e), ("engine_version", version_label(res.row.engine_version))),
-        (("engine", e), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
+        (("engine", e), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
+        (("engine", e), ("architecture", a), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
         (("device", d), ("engine", e), ("weight_dtype", w)),
         (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a)),
-        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version))),
+        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
     ]
 
 
@@ -457,7 +468,7 @@ def write_efficiency(
         ),
         "fitted": fitted,
         "method": (
-            f"robust (Huber, knee {HUBER} log units) Levenberg-Marquardt on log(predicted/measured) of mean TPOT (weight {METRIC_WEIGHTS['tpot']:g}), "
+            f"robust (Huber, knee {HUBER} log units, no weight beyond {REJECT}) Levenberg-Marquardt on log(predicted/measured) of mean TPOT (weight {METRIC_WEIGHTS['tpot']:g}), "
             f"mean TTFT ({METRIC_WEIGHTS['ttft']:g}) and output throughput ({METRIC_WEIGHTS['throughput']:g}); hierarchical offsets by device, engine, "
             "weight format, architecture, engine release and their pairs (LEVELS in sizer/calibrate.py), "
             f"ridge {RIDGE} per squared offset, prior weight {PRIOR}; {result.iterations} iterations; "
@@ -506,8 +517,8 @@ def calibrate_shipped(
     resolved, _ = roofline_check(resolved)
     fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit"]
     result = fit(fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress)
-    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version)) for r in resolved})
-    versions = sorted({(r.row.engine, version_label(r.row.engine_version)) for r in resolved})
+    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version, r.row.engine)) for r in resolved})
+    versions = sorted({(r.row.engine, version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     text = write_efficiency(
         result,
         output,

@@ -33,7 +33,7 @@ The file holds a list of entries. Each entry has `match` (any of `device`, `engi
 `weight_dtype`, `architecture`, `engine_version`; an empty match is the default) and a value for
 some of the factors. `architecture` is the model's kernel class (architecture_of): `dense`
 (softmax attention, dense MLP), `moe` (routed experts) or `mla_moe` (multi-head latent attention
-and routed experts). `engine_version` is the engine's release as major.minor (version_label:
+and routed experts). `engine_version` is the engine's release as major.minor, SGLang 0.x as major.minor.patch (version_label:
 "0.19.0" -> "0.19", "1.2.0rc6.post3" -> "1.2"); releases differ most in host-side overheads.
 For a (device, engine, weight_dtype, architecture, engine_version) every factor is taken from the
 most specific entry that matches and gives it: more match keys win; between equally specific
@@ -82,12 +82,22 @@ MATCH_KEYS = ("device", "engine", "weight_dtype", "architecture", "engine_versio
 ARCHITECTURES = ("dense", "moe", "mla_moe")
 
 
-def version_label(version: str | None) -> str:
-    """An engine release as the table matches it: major.minor ("0.5.9" -> "0.5"), or the first
-    word of a non-numeric tag ("nightly-dev-2026..." -> "nightly"); "" when unknown."""
+def version_label(version: str | None, engine: str = "") -> str:
+    """An engine release as the table matches it: major.minor ("0.19.0" -> "0.19"), or the first
+    word of a non-numeric tag ("nightly-dev-2026..." -> "nightly"); "" when unknown.
+
+    SGLang's 0.x releases keep their patch number ("0.5.9" -> "0.5.9", "0.5.5.post2" -> "0.5.5"):
+    its 0.5 series ran from 0.5.0 (August 2025) to 0.5.10 (April 2026) and each patch release is a
+    feature release (new scheduler defaults, kernels, overlap scheduling); measured under one label,
+    InferenceX's DeepSeek-R1 B200 rows on 0.5.5 (2025-11) and on 0.5.9 (2026-03) shared an offset
+    about 250 ms of request overhead apart at four clients."""
     import re
 
     v = str(version or "").strip().lower().lstrip("v")
+    if str(engine or "").strip().lower() == "sglang":
+        m = re.match(r"(0)\.(\d+)\.(\d+)", v)
+        if m:
+            return f"0.{int(m.group(2))}.{int(m.group(3))}"
     m = re.match(r"(\d+)\.(\d+)", v)
     if m:
         return f"{int(m.group(1))}.{int(m.group(2))}"
@@ -145,7 +155,8 @@ class Entry:
 @lru_cache(maxsize=4096)
 def _normalised(match: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """An entry's match as lookups are compared with it: lower case, a release as major.minor."""
-    return tuple((k, version_label(v) if k == "engine_version" else v.lower()) for k, v in match)
+    engine = dict(match).get("engine", "")
+    return tuple((k, version_label(v, engine) if k == "engine_version" else v.lower()) for k, v in match)
 
 
 def _wanted(device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str) -> dict[str, str]:
@@ -155,7 +166,7 @@ def _wanted(device: str, engine: str, weight_dtype: str, architecture: str, engi
         "engine": engine.lower(),
         "weight_dtype": weight_dtype.lower(),
         "architecture": architecture.lower(),
-        "engine_version": version_label(engine_version),
+        "engine_version": version_label(engine_version, engine),
     }
 
 
@@ -183,13 +194,13 @@ class EfficiencyTable:
         with a release at all), else the nearest measured one there (the newest not after it, else
         the oldest after it); "" for an unknown release. Non-numeric tags ("nightly") match only
         themselves."""
-        return _release_for(self, device.lower(), engine.lower(), version_label(engine_version))
+        return _release_for(self, device.lower(), engine.lower(), version_label(engine_version, engine))
 
     def basis(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> dict:
         """Where a lookup's factors come from: the release asked for and the release used, the
         most specific entry giving the compute fraction (its match and fit rows), and the fit rows
         of that device and engine at the release used."""
-        asked = version_label(engine_version)
+        asked = version_label(engine_version, engine)
         used = self.release_for(device, engine, engine_version)
         want = _wanted(device, engine, weight_dtype, architecture, used)
         ranked = sorted((e for e in _for_device(self, want["device"]) if e.matches(want)), key=lambda e: e.specificity, reverse=True)
@@ -238,11 +249,11 @@ def _for_device(table: EfficiencyTable, device: str) -> tuple[Entry, ...]:
     return tuple(e for e in table.entries if dict(_normalised(e.match)).get("device", device) == device)
 
 
-def _release_key(label: str) -> tuple[int, int] | None:
+def _release_key(label: str) -> tuple[int, ...] | None:
     import re
 
-    m = re.fullmatch(r"(\d+)\.(\d+)", label)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+))?", label)
+    return tuple(int(g) for g in m.groups() if g is not None) if m else None
 
 
 @lru_cache(maxsize=1024)

@@ -135,6 +135,9 @@ HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...
     (("minimaxai/minimax-m2.5",), ("h200_sxm",), "vllm", ("fp8",), {"kv_dtype": "fp8"}),
     # deprecated/kimik2.5_fp4_b200.sh, kimik2.5_fp4_b300.sh: --kv-cache-dtype fp8 (the INT4 scripts keep the default)
     (("moonshotai/kimi-k2.5",), ("b200_sxm", "b300_sxm"), "vllm", ("fp4",), {"kv_dtype": "fp8"}),
+    # benchmarks/70b_fp8_{b200,h200,h100}_{docker,slurm}.sh, 70b_fp4_b200_docker.sh @9596d23d7 (2025-10-29, the
+    # day the rows were measured and the scripts removed): config.yaml kv-cache-dtype fp8, max-num-batched-tokens 8192
+    (("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm", "h100_sxm"), "vllm", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": 8192}),
 )
 
 
@@ -148,8 +151,8 @@ INFERENCEX_RANGE_RATIO = 0.8
 
 def harness_flags(row: "MeasuredRow") -> dict:
     """The conditions the row's harness set and the row does not record: InferenceX's length
-    range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS,
-    aggregated rows)."""
+    range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS and,
+    for TRT-LLM, trtllm_script_flags: aggregated rows)."""
     if not INFERENCEX_SOURCE.search(row.source or ""):
         return {}
     out: dict = {"range_ratio": INFERENCEX_RANGE_RATIO}
@@ -162,7 +165,138 @@ def harness_flags(row: "MeasuredRow") -> dict:
             if out.get("max_num_batched_tokens") == "2isl":
                 out["max_num_batched_tokens"] = 2 * row.isl
             break
+    if row.engine == "trtllm":
+        out.update(trtllm_script_flags(row))
+    elif row.engine == "sglang":
+        out.update(sglang_script_flags(row))
     return out
+
+
+def sglang_script_flags(row: "MeasuredRow") -> dict:
+    """The settings of InferenceX's SGLang launch scripts for DeepSeek-R1 on B200 that depend on
+    the row's concurrency, layout or date (SemiAnalysisAI/InferenceX, read @843c6254; the
+    unconditional FP8 KV cache is in HARNESS_FLAGS):
+
+    dsr1_fp8_b200{,_docker,_slurm}.sh   from 6be2c6997 (2025-09-23): `--scheduler-recv-interval` 30 at
+                                        CONC >= 16, else 10; `--max-running-requests 128
+                                        --mem-fraction-static 0.82 --chunked-prefill-size 32768`. From
+                                        64af5a771 (2026-01-21) that is the TP=8 branch; TP=4 runs
+                                        `--max-running-requests 32 --mem-fraction-static 0.95
+                                        --chunked-prefill-size 8192 --scheduler-recv-interval 10`
+    dsr1_fp4_b200{,_docker,_slurm}.sh   `--scheduler-recv-interval` 30 at CONC >= 16, else 10;
+                                        `--max-running-requests 256 --mem-fraction-static 0.85
+                                        --chunked-prefill-size 16384` (without attention DP, the only
+                                        branch until 94d496862, 2026-06-23)
+
+    Returned keys: recv_interval (queueing.ContextHold), max_num_seqs (the running-request cap),
+    memory_fraction, max_num_batched_tokens."""
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    if model not in ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3") or system != "b200_sxm" or max(row.attention_dp, 1) > 1:
+        return {}
+    conc = row.concurrency or 0.0
+    recv = 30 if conc >= 16 else 10
+    if row.precision == "fp8":
+        if row.tp == 4 and measured_on(row) >= "2026-01-21":
+            return {"recv_interval": 10, "max_num_seqs": 32, "memory_fraction": 0.95, "max_num_batched_tokens": 8192}
+        return {"recv_interval": recv, "max_num_seqs": 128, "memory_fraction": 0.82, "max_num_batched_tokens": 32768}
+    if row.precision == "fp4":
+        return {"recv_interval": recv, "max_num_seqs": 256, "memory_fraction": 0.85, "max_num_batched_tokens": 16384}
+    return {}
+
+
+_MEASURED_ON = re.compile(r"measured=(\d{4}-\d{2}-\d{2})")
+
+
+def measured_on(row: "MeasuredRow") -> str:
+    """The date a row was measured (YYYY-MM-DD, from `measured=` in its source), or ""."""
+    m = _MEASURED_ON.search(row.source or "")
+    return m.group(1) if m else ""
+
+
+def trtllm_script_flags(row: "MeasuredRow") -> dict:
+    """The scheduler settings of InferenceX's TRT-LLM launch scripts, which depend on the row's
+    lengths, concurrency, layout and (for the DeepSeek-R1 scripts) the date the row was measured
+    (SemiAnalysisAI/InferenceX, the scripts' history read @843c6254ff69b567f772f6a5fd97675af3d04431):
+
+    Llama-3.1-70B   benchmarks/70b_fp8_b200_trt_{docker,slurm}.sh, 70b_fp4_b200_trt_{docker,slurm}.sh,
+                    70b_fp8_h200_trt_slurm.sh @9596d23d7 (2025-10-29, the day the rows were measured;
+                    the scripts were removed that day): `--max_num_tokens 16384`, and for ISL = OSL
+                    = 1024 at TP < 8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9`
+    DeepSeek-R1/V3  dsr1_fp{8,4}_{b200,h200}_trt*.sh: `--max_num_tokens` = (CONC + ISL + 64 + 63)
+                    // 64 x 64, at least 8192 from 64af5a771 (2026-01-21); `free_gpu_memory_fraction:
+                    0.8`; with attention DP
+                    `attention_dp_config: {enable_balance: true, timeout_iters: 60,
+                    batching_wait_iters: 0}` (every version since ec90f3fe7, 2025-09-18); dsr1_fp8_b200_trt.sh
+                    from ec7bafaae (2026-01-29): ISL = OSL = 1024 at CONC >= 64 `batch_wait_timeout_iters:
+                    40`, `batch_wait_max_tokens_ratio: 0.8`
+    gpt-oss-120b    gptoss_fp4_{b200,h200}_trt*.sh (2025-09-19 to 2026-04-13): `--max_num_tokens 20000`,
+                    `free_gpu_memory_fraction: 0.85`;
+                    with attention DP (B200) `attention_dp_config: {enable_balance: true}`, whose other
+                    fields keep their defaults, timeout_iters 50 and batching_wait_iters 10
+                    (tensorrt_llm/llmapi/llm_args.py AttentionDpConfig)
+
+    Returned keys: max_num_batched_tokens (the scheduler's max_num_tokens), memory_fraction, batch_wait_iters and
+    batch_wait_tokens (ratio x max_num_tokens), adp_balance_iters, adp_batching_iters (see
+    queueing.ContextHold)."""
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    conc = row.concurrency or 0.0
+    dp = max(row.attention_dp, 1)
+    out: dict = {}
+    if model == "meta-llama/llama-3.1-70b" and system in ("b200_sxm", "h200_sxm"):
+        out["max_num_batched_tokens"] = 16384
+        if row.isl == 1024 and row.osl == 1024 and row.tp < 8:
+            out.update(batch_wait_iters=20, batch_wait_tokens=0.9 * 16384)
+    elif model in ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3") and system in ("b200_sxm", "h200_sxm"):
+        date = measured_on(row)
+        tokens = (conc + row.isl + 64 + 63) // 64 * 64
+        if date >= "2026-01-21":
+            tokens = max(tokens, 8192)
+        out["max_num_batched_tokens"] = tokens
+        out["memory_fraction"] = 0.8
+        if dp > 1:
+            out.update(adp_balance_iters=60, adp_batching_iters=0)
+        elif system == "b200_sxm" and row.precision == "fp8" and date >= "2026-01-29" and row.isl == 1024 and row.osl == 1024 and conc >= 64:
+            out.update(batch_wait_iters=40, batch_wait_tokens=0.8 * tokens)
+    elif model == "openai/gpt-oss-120b" and system in ("b200_sxm", "h200_sxm"):
+        out["max_num_batched_tokens"] = 20000
+        out["memory_fraction"] = 0.85
+        if dp > 1:
+            out.update(adp_balance_iters=50, adp_batching_iters=10)
+    return out
+
+
+# The engine release of InferenceX rows exported without one (backend_version empty): the image its
+# workflow ran on the day the row was measured. (engine, model ids, systems, precisions, [(first day,
+# release), ...] in date order), from SemiAnalysisAI/InferenceX: .github/workflows/70b-tmpl.yml
+# @9596d23d7 (2025-10-29), gptoss-tmpl.yml and dsr1-tmpl.yml @e06929c70 (2025-11-02), then
+# .github/configs/nvidia-master.yaml (the day's last commit: 7daaa8bb3 2025-11-10, 189ae51cc
+# 2025-11-18, 06667a51e 2025-12-02, 25506e87c 2025-12-05), and d8fe8f73e (2025-11-10: SGLang
+# v0.5.3rc1 -> v0.5.5). Without it the rows shared one release-less offset with every other source
+# that names no release (public vLLM runs, MLPerf), whatever they ran.
+_DSR1 = ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3")
+INFERENCEX_RELEASES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]], ...] = (
+    ("vllm", ("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm", "h100_sxm"), ("fp8", "fp4"), (("2025-10-01", "0.10.2"),)),
+    ("trtllm", ("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm"), ("fp8", "fp4"), (("2025-10-01", "1.1.0rc2.post2"),)),
+    ("vllm", ("openai/gpt-oss-120b",), ("b200_sxm", "h200_sxm", "h100_sxm"), ("fp4",), (("2025-10-01", "0.10.2"), ("2025-11-03", "0.11.0"), ("2025-12-05", "0.11.2"))),
+    ("trtllm", ("openai/gpt-oss-120b",), ("b200_sxm",), ("fp4",), (("2025-10-01", "1.2.0rc0.post1"), ("2025-12-02", "1.2.0rc2"))),
+    ("trtllm", ("openai/gpt-oss-120b",), ("h200_sxm",), ("fp4",), (("2025-10-01", "gpt-oss-dev"),)),
+    ("trtllm", _DSR1, ("b200_sxm", "h200_sxm"), ("fp8", "fp4"), (("2025-10-01", "1.1.0rc2.post2"),)),
+    ("sglang", _DSR1, ("b200_sxm",), ("fp8", "fp4"), (("2025-10-01", "0.5.3rc1"), ("2025-11-10", "0.5.5"))),
+)
+
+
+def inferencex_release(row: "MeasuredRow") -> str:
+    """The engine release an InferenceX row without backend_version ran (INFERENCEX_RELEASES, by
+    the day it was measured), or "" when the row names one, is from elsewhere, or is not listed."""
+    if row.engine_version or not INFERENCEX_SOURCE.search(row.source or ""):
+        return ""
+    day = measured_on(row)
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    for engine, models, systems, precisions, releases in INFERENCEX_RELEASES:
+        if row.engine == engine and model in models and system in systems and row.precision in precisions and day:
+            found = [release for first, release in releases if day >= first]
+            return found[-1] if found else ""
+    return ""
 
 
 def _uniform_lengths(length: float, ratio: float):
@@ -596,6 +730,11 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     """The model, device and layout of a row, or why it cannot be modelled."""
     if row.invalid:
         return Skipped(row=row, reason=row.invalid)
+    release = inferencex_release(row)
+    if release:
+        from dataclasses import replace as _replace
+
+        row = _replace(row, engine_version=release)
     if row.engine not in ENGINES:
         return Skipped(row=row, reason=f"engine {row.engine!r} not modelled (expected one of {', '.join(ENGINES)})")
     found = _model_for(row, catalog)

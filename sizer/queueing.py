@@ -1373,6 +1373,159 @@ class RowLengths:
         return RowLengths(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
 
 
+# ---------------------------------------------------------------------------------------------
+# Scheduler rules that hold a new prompt back for whole engine steps
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextHold:
+    """Launch settings under which an engine keeps a newly arrived prompt out of the next steps
+    on purpose (arrays over rows; 0 turns a rule off). Each holds the prompt for whole steps, so
+    the hold is counted in steps and paid at the step time of the running batch.
+
+    wait_iters, wait_tokens   TRT-LLM batch waiting (PyTorch backend, `batch_wait_timeout_iters`,
+                              `batch_wait_max_tokens_ratio` x `max_num_tokens`):
+                              tensorrt_llm/_torch/pyexecutor/py_executor.py PyExecutor._waiting_requests
+                              (release 1.1 on) keeps every waiting context request out of the steps
+                              while generation requests run, until the context and generation tokens
+                              of the step reach wait_tokens or it has waited wait_iters steps
+                              (the counter restarts once the contexts are scheduled); applied only
+                              without attention DP (PyExecutor._schedule)
+    adp_iters, adp_extra_iters, adp_ranks
+                              TRT-LLM attention-DP balancing (`attention_dp_config.enable_balance`,
+                              `timeout_iters`, `batching_wait_iters`): PyExecutor._balance_adp_requests
+                              schedules context requests only once every attention-DP rank has one
+                              (then after adp_extra_iters more steps), or after adp_iters steps of
+                              waiting, or at once when some rank has no generation request
+    recv_interval             SGLang `--scheduler-recv-interval R`: python/sglang/srt/managers/
+                              scheduler_recv_skipper.py SchedulerRecvSkipper counts a decode step 1
+                              and any other step 1000 and takes new requests from the tokenizer only
+                              when the count reaches R: in decode-only stretches, every R steps
+    """
+
+    wait_iters: np.ndarray
+    wait_tokens: np.ndarray
+    adp_iters: np.ndarray
+    adp_extra_iters: np.ndarray
+    adp_ranks: np.ndarray
+    recv_interval: np.ndarray
+
+    @classmethod
+    def none(cls, n: int) -> "ContextHold":
+        z = np.zeros(n)
+        return cls(wait_iters=z, wait_tokens=z, adp_iters=z, adp_extra_iters=z, adp_ranks=np.ones(n), recv_interval=z)
+
+    def take(self, idx) -> "ContextHold":
+        return ContextHold(**{f.name: np.asarray(getattr(self, f.name))[idx] for f in fields(self)})
+
+    @property
+    def any(self) -> bool:
+        return bool((np.asarray(self.wait_iters) > 0).any() or (np.asarray(self.adp_iters) > 0).any() or (np.asarray(self.recv_interval) > 1).any())
+
+
+_HOLD_GRID = 64  # midpoints over a window's length: the integrals of _window_hold
+_POISSON_TERMS = 256  # arrivals a batch-waiting window may need at most (more: as many as that)
+
+
+def _poisson_cdf(k: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """P(Poisson(mu) <= k) elementwise, k < _POISSON_TERMS (k < 0 gives 0), summed from the terms'
+    logarithms up to the largest k asked (mu up to thousands without underflow)."""
+    k = np.asarray(k, dtype=float)
+    top = int(min(max(k.max(initial=-1.0), -1.0), _POISSON_TERMS - 1)) + 1
+    if top <= 0:
+        return np.zeros(np.broadcast_shapes(k.shape, np.shape(mu)))
+    mu = np.maximum(np.asarray(mu, dtype=float), 1e-300)
+    log_mu = np.log(mu)
+    total = np.zeros(np.broadcast_shapes(k.shape, mu.shape))
+    for j in range(top):
+        total += np.where(k >= j, np.exp(j * log_mu - mu - _LOG_FACTORIAL[j]), 0.0)
+    return total
+
+
+_LOG_FACTORIAL = np.array([math.lgamma(j + 1.0) for j in range(_POISSON_TERMS)])
+
+
+def _window_hold(a: np.ndarray, limit: np.ndarray, survival, count_alive) -> np.ndarray:
+    """Mean steps a prompt waits in a holding window: the first arrival opens it, every prompt
+    arriving before it closes joins it, and all of them are released when it closes. Arrivals are
+    Poisson at `a` per step (a closed loop of many clients with spread-out output lengths); the
+    window closes at L <= limit, with P(L > s) = survival(s) and E[N(s); L > s] = count_alive(s),
+    N(s) the arrivals after the first by s. The first waits L, one arriving at s waits L - s:
+    per window E[L] + E[integral over [0, L) of N(s) ds] = integral over [0, limit) of
+    (survival + count_alive), over 1 + a E[L] prompts (Wald)."""
+    u = (np.arange(_HOLD_GRID) + 0.5) / _HOLD_GRID
+    s = np.asarray(limit, dtype=float)[:, None] * u[None, :]  # (R, G)
+    alive = survival(s)
+    length = alive.mean(axis=1) * limit
+    area = count_alive(s).mean(axis=1) * limit
+    return np.where(limit > 0, (length + area) / (1.0 + a * length), 0.0)
+
+
+def hold_steps(hold: ContextHold, a: np.ndarray, decoding: np.ndarray, clients: np.ndarray, isl: np.ndarray) -> np.ndarray:
+    """Mean whole steps a prompt arriving in steady state is held back by the rules of `hold`
+    (ContextHold), with `a` prompts arriving per step, `decoding` generation requests in each
+    step (their tokens count towards TRT-LLM's batch-waiting threshold), `clients` requests in
+    the closed loop and prompts of `isl` tokens on average.
+
+    batch waiting   the window closes after wait_iters steps or at the arrival that brings the
+                    waiting prompts' tokens plus the decoding ones to wait_tokens (k more prompts:
+                    k = ceil((wait_tokens - decoding) / isl) - 1; none held when k < 1):
+                    P(L > s) = P(N(s) < k), E[N(s); L > s] = a s P(N(s) < k - 1)
+    ADP balancing   the window closes adp_extra_iters steps after every one of the G = adp_ranks
+                    ranks holds a prompt, if that happens within adp_iters steps, else at adp_iters.
+                    A finished request's successor goes to the rank it left (TRT-LLM's router fills
+                    the rank with the fewest active requests), so each rank's arrivals are Poisson at
+                    a / G: the G - 1 other ranks are all covered by s with probability
+                    C(s) = (1 - exp(-mu))^(G - 1), mu = a s / G, and E[N(s); covered] =
+                    mu C + (G - 1) mu (1 - e^-mu)^(G - 2). Off when a rank can run out of
+                    generation requests (clients < 2 G: the balancer then schedules at once)
+    recv interval   an arrival in a stretch of R decode steps waits for its end: (R - 1) / 2 steps
+                    more than the step boundary it waits for anyway (admission_steps)"""
+    a = np.maximum(np.asarray(a, dtype=float), 1e-12)
+    out = np.zeros_like(a)
+    iters = np.asarray(hold.wait_iters, dtype=float)
+    on = iters > 0
+    if on.any():
+        need = np.ceil(np.maximum(np.asarray(hold.wait_tokens, dtype=float) - decoding, 0.0) / np.maximum(isl, 1.0)) - 1.0
+        k = np.minimum(need, _POISSON_TERMS - 1.0)
+        live = on & (k >= 1)
+        if live.any():
+            ai, ki = a[live], k[live]
+            w = _window_hold(
+                ai,
+                iters[live],
+                lambda s: _poisson_cdf(ki[:, None] - 1, ai[:, None] * s),
+                lambda s: ai[:, None] * s * _poisson_cdf(ki[:, None] - 2, ai[:, None] * s),
+            )
+            out[live] += w
+    adp = np.asarray(hold.adp_iters, dtype=float)
+    g = np.asarray(hold.adp_ranks, dtype=float)
+    on = (adp > 0) & (g > 1) & (clients >= 2 * g)
+    if on.any():
+        ai, gi, k = a[on][:, None], g[on][:, None], adp[on][:, None]
+        e = np.asarray(hold.adp_extra_iters, dtype=float)[on][:, None]
+
+        def open_(b):  # (P(C > b), E[N(b); C > b]): not every rank covered by b
+            mu = ai * b / gi
+            c = (1.0 - np.exp(-mu)) ** (gi - 1.0)
+            hit = mu * c + (gi - 1.0) * mu * (1.0 - np.exp(-mu)) ** (gi - 2.0)
+            return 1.0 - c, ai * b - hit
+
+        def parts(s):
+            p, m = open_(np.maximum(s - e, 0.0))
+            surv = np.where(s < e, 1.0, p)
+            cnt = np.where(s < e, ai * s, m + ai * e * p)
+            pk, mk = open_(k)
+            late = s >= k  # past the timeout only windows whose ranks were covered before it stay open
+            return np.where(late, surv - pk, surv), np.where(late, cnt - (mk + ai * (s - k) * pk), cnt)
+
+        out[on] += _window_hold(ai[:, 0], (k + e)[:, 0], lambda s: parts(s)[0], lambda s: parts(s)[1])
+    r = np.asarray(hold.recv_interval, dtype=float)
+    out += np.where(r > 1, (r - 1.0) / 2.0, 0.0)
+    return out
+
+
 def _own_prefill_s(step: StepModel, decoding: np.ndarray, ctx: np.ndarray, x: np.ndarray, points: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Mean time from a prompt's first chunk to its first token: ceil(P / b) mixed steps, each with
     the decoding batch, the other prompts' tokens of the step (x) and the prompt's own chunk,
@@ -1435,6 +1588,7 @@ def closed_loop(
     burst: bool = True,
     iterations: int = 60,
     lengths: RowLengths | None = None,
+    hold: ContextHold | None = None,
 ) -> LoopResult:
     """Means of a closed-loop benchmark: N clients, each sending its next request when the last
     completes (burst=False: no wave arrives at once, as when every request is queued from the
@@ -1448,7 +1602,9 @@ def closed_loop(
     `burst_fraction` of requests belongs to waves that arrive at once: their prompts queue one
     behind another, (n + 1)/2 prompts' prefill on average. D solves n = r x (TTFT + (E[O]-1) t)
     (bisection; both sides grow with D). Clients beyond n wait (N - n)/r for memory (Little's law
-    on the waiting room)."""
+    on the waiting room). `hold`: scheduler rules that keep a steady-state prompt out of whole
+    steps (ContextHold, hold_steps); the first wave is not held (no generation request runs yet,
+    and an idle SGLang scheduler receives every loop)."""
     L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_clients = np.asarray(concurrency, dtype=float)
     admitted = np.maximum(np.minimum(n_clients, np.floor(capacity)), 1.0)
@@ -1458,11 +1614,14 @@ def closed_loop(
     full = np.minimum(budget, L.isl * admitted)
     per_prompt_burst = step.mixed_parts(np.ones_like(n_clients), L.isl, full, L.isl_attn) * L.isl / np.maximum(full, 1.0)
     t1_w, t1_g, rest1 = step.step_parts(np.ones_like(n_clients), L.isl)
+    held = hold is not None and hold.any
 
     def ttft_of(decoding):
         t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0)
         burst_ttft = (admitted + 1) / 2 * per_prompt_burst + np.maximum(t1_w, t1_g) + rest1
         ttft = ttft_steady + np.maximum(burst_ttft - ttft_steady, 0.0) * share + step.request_overhead_s
+        if held:  # steady-state prompts only: D / (E[O] - 1) of them arrive per step
+            ttft = ttft + (1.0 - share) * hold_steps(hold, decoding / steps, decoding, admitted, L.isl) * t
         return t, rate, ttft
 
     lo = np.zeros_like(admitted)

@@ -36,7 +36,7 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import RowLengths, batch_wave, closed_loop, offline, open_loop
+from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop
 from .tables import Column, text_table
 from .units import GIB
 
@@ -66,6 +66,7 @@ class Setup:
     prefill_workers: np.ndarray
     kv_transfer_s: np.ndarray  # disagg: moving one prompt's KV from prefill to decode worker
     lengths: RowLengths | None = None  # per-row length moments (a dataset's distribution, or fixed isl/osl)
+    hold: ContextHold | None = None  # per-row scheduler rules that hold a new prompt back (row_hold)
 
     @property
     def size(self) -> int:
@@ -77,9 +78,12 @@ _KINDS = {"concurrency": 0, "rate": 1, "offline": 2, "batch": 4}
 
 def _engine_settings(res: Resolved, layout_tp: int):
     from .engines import EngineOverrides, engine_policy
+    from .measurements import harness_flags
 
     ctx = int(max(res.row.isl + res.row.osl, 1) if res.prompt is None else res.prompt.quantile(100) + (res.output.quantile(100) if res.output else res.row.osl))
-    return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=EngineOverrides(), max_model_len=ctx)
+    # the memory fraction the row's harness launched with (measurements.harness_flags), else the engine's rule
+    overrides = EngineOverrides(memory_fraction=harness_flags(res.row).get("memory_fraction"))
+    return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=overrides, max_model_len=ctx)
 
 
 def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
@@ -112,12 +116,35 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
     if res.row.kind == "offline" and res.row.concurrency:
         seqs = min(seqs, res.row.concurrency)  # the engine's cap on the running batch (max_num_seqs, gpu_batch_size)
+    from .measurements import harness_flags
+
+    cap = harness_flags(res.row).get("max_num_seqs")
+    if cap:  # the running-request cap the row's harness set (SGLang --max-running-requests): the rest wait for a slot
+        seqs = min(seqs, float(cap))
     return float(seqs), float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
 
 
 def row_lengths(resolved: list[Resolved]) -> RowLengths:
     """The length moments of each row: its dataset's distributions, else its fixed isl/osl."""
     return RowLengths.of([r.prompt for r in resolved], [r.output for r in resolved], [r.row.isl for r in resolved], [r.row.osl for r in resolved])
+
+
+def row_hold(resolved: list[Resolved]) -> ContextHold:
+    """The launch settings of each row's harness that hold a new prompt back for whole steps
+    (measurements.harness_flags: TRT-LLM batch waiting and attention-DP balancing, SGLang's
+    scheduler receive interval), as queueing.ContextHold arrays; rows without any hold 0."""
+    from .measurements import harness_flags
+
+    cols: dict[str, list[float]] = {k: [] for k in ("wait_iters", "wait_tokens", "adp_iters", "adp_extra_iters", "adp_ranks", "recv_interval")}
+    for res in resolved:
+        f = harness_flags(res.row)
+        cols["wait_iters"].append(float(f.get("batch_wait_iters", 0)))
+        cols["wait_tokens"].append(float(f.get("batch_wait_tokens", 0)))
+        cols["adp_iters"].append(float(f.get("adp_balance_iters", 0)))
+        cols["adp_extra_iters"].append(float(f.get("adp_batching_iters", 0)))
+        cols["adp_ranks"].append(float(res.layout.dp))
+        cols["recv_interval"].append(float(f.get("recv_interval", 0)))
+    return ContextHold(**{k: np.asarray(v, dtype=float) for k, v in cols.items()})
 
 
 def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = None) -> Setup:
@@ -167,6 +194,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         prefill_workers=f(pw),
         kv_transfer_s=f(xfer),
         lengths=row_lengths(resolved),
+        hold=row_hold(resolved),
     )
 
 
@@ -204,7 +232,7 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
                 L = RowLengths(**{**{k: getattr(L, k) for k in ("isl", "osl", "isl_sq", "isl_attn", "ctx", "reserve_ctx")}, "points": L.points[:, :1]})
             isl, osl, cap, bud = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx]
             if kind == 0:
-                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
+                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx))
             elif kind == 1:
                 out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
             elif kind == 2:
@@ -304,7 +332,10 @@ def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipp
     bound on any step) predicts a longer TPOT for that model, device, layout, formats and load.
     Speculative decoding, prefix caching, or another layout or batch than recorded can do that;
     sizer models none of them, so such rows are skipped with the numbers, in fitting and in
-    scoring alike."""
+    scoring alike. So are closed-loop rows whose weights leave the engine's default memory rule
+    no KV pool for one sequence (DeepSeek-V3 FP8 on a GB200 worker of tp=1 x dp=4: 179 GB of
+    weights per GPU against SGLang's 0.85 x 186 GB): they ran with memory settings the row does not
+    record, and the model would queue every client for memory."""
     from .efficiency import FACTORS, Factors, table_from_factors
 
     candidates = [r for r in resolved if r.row.tpot_ms is not None]
@@ -330,6 +361,14 @@ def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipp
                 f"({r.layout.label()}, {r.weight_dtype} weights, {r.kv_dtype} KV, {r.row.concurrency or r.row.request_rate_rps:g} "
                 f"{'clients' if r.row.kind == 'concurrency' else 'req/s'}) at 100 % of the datasheet bandwidth and compute: "
                 "speculative decoding, prefix caching or another layout than recorded"
+            )
+    # a layout whose weights leave the engine's memory rule no KV pool ran with memory settings the row
+    # does not record (a larger fraction, CPU offload): the model would queue every client for memory
+    for r in resolved:
+        if r.row.row_id not in below and r.row.kind in ("concurrency", "batch") and kv_capacity_sequences(r)[0] < 1:
+            below[r.row.row_id] = (
+                f"no KV pool: {r.layout.label()} with {r.weight_dtype} weights leaves {r.row.engine}'s default memory rule room for "
+                "less than one sequence of the row's lengths: the run's memory settings are not recorded"
             )
     keep = [r for r in resolved if r.row.row_id not in below]
     return keep, [Skipped(row=r.row, reason=below[r.row.row_id]) for r in resolved if r.row.row_id in below]
@@ -677,4 +716,6 @@ def _reason_kind(reason: str) -> str:
         return "attention heads not divisible by tp"
     if reason.startswith("inconsistent layout"):
         return "inconsistent layout: moe_tp x moe_ep differs from tp x attention_dp"
+    if reason.startswith("no KV pool:"):
+        return "no KV pool under the engine's default memory rule (weights fill it): the run's memory settings are not recorded"
     return reason.split(": ", 1)[0] if reason.startswith(("model ", "system ")) else reason

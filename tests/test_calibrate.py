@@ -177,3 +177,15 @@ def test_calibrate_starts_from_a_fixed_prior_and_writes_beside_not_over_the_cata
     both = _calibrate(args + ["--in-place", "--output", "x.json"], tmp_path)
     assert both.returncode == 2 and "not both" in both.stderr
     (small_catalog / "efficiency.json").write_bytes(shipped)
+
+
+def test_robust_weights_reject_gross_outliers():
+    """IRLS weights (calibrate._huber_weights): 1 within the Huber knee (0.25 log units), knee / |r|
+    beyond it (0.25 / 0.5 = 0.5 at a residual of 0.5), and 0 beyond REJECT = 1.2 (a factor 3.3):
+    InferenceX's 2025-11-10 DeepSeek-R1 FP4 SGLang rows of 7-9 s TTFT for 1k prompts (under 1 s at
+    16 clients, TPOT normal) pull no factor."""
+    from sizer.calibrate import REJECT, _huber_weights
+
+    assert REJECT == 1.2
+    w = _huber_weights(np.array([0.1, -0.5, 1.0, -1.3, 3.0]))
+    assert w == pytest.approx([1.0, 0.5, 0.25, 0.0, 0.0])

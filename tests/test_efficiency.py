@@ -145,3 +145,22 @@ def test_shipped_mi300x_current_release_uses_recent_rocm_rows(catalog):
     release = table.release_for("MI300X", "vllm", "0.19")
     assert release in ("0.10", "0.11")
     assert table.basis("MI300X", "vllm", "fp8", "dense", "0.19")["release_rows"] > 0
+
+
+def test_sglang_releases_keep_their_patch_number(tmp_path):
+    """version_label: SGLang's 0.5 series (0.5.0, August 2025, to 0.5.10, April 2026) puts feature
+    releases in the patch number, so an SGLang 0.x release is matched as major.minor.patch
+    ("0.5.5.post2" -> "0.5.5", "0.5.3rc1" -> "0.5.3"), every other release as major.minor
+    ("0.19.0" -> "0.19"). A table measured on SGLang 0.5.5 and 0.5.9 gives a 0.5.8 launch line the
+    newest measured release not after it, 0.5.5, and a 0.6 one 0.5.9."""
+    from sizer.efficiency import version_label
+
+    assert version_label("0.5.9", "sglang") == "0.5.9" and version_label("0.5.5.post2", "sglang") == "0.5.5"
+    assert version_label("0.5.3rc1", "sglang") == "0.5.3" and version_label("0.5.9", "vllm") == "0.5"
+    assert version_label("0.19.0", "vllm") == "0.19" and version_label("nightly-dev-2026", "sglang") == "nightly"
+    full = "  - match: {{device: B200, engine: sglang, weight_dtype: fp8, architecture: mla_moe, engine_version: '{v}'}}\n    compute_fraction: {c}\n    rows: {n}\n"
+    table = load_efficiency(_write(tmp_path, DEFAULT + full.format(v="0.5.5", c=0.1, n=10) + full.format(v="0.5.9", c=0.3, n=10)))
+    assert table.factors("B200", "sglang", "fp8", "mla_moe", "0.5.9").compute_fraction == pytest.approx(0.3)
+    assert table.factors("B200", "sglang", "fp8", "mla_moe", "0.5.5.post2").compute_fraction == pytest.approx(0.1)
+    assert table.release_for("B200", "sglang", "0.5.8.post1") == "0.5.5"
+    assert table.release_for("B200", "sglang", "0.6.0") == "0.5.9"

@@ -459,3 +459,73 @@ def test_slot_wait_enters_ttft(chat_step):
     assert capped.slot_wait_probability[0] > 0.05
     assert capped.ttft_s["p99"][0] > free.ttft_s["p99"][0] + capped.slot_wait_mean_s[0] * 0.5
     assert capped.tpot_s["p99"][0] == free.tpot_s["p99"][0]
+
+
+def _hold(n=1, **kw):
+    from sizer.queueing import ContextHold
+
+    base = {k: np.zeros(n) for k in ("wait_iters", "wait_tokens", "adp_iters", "adp_extra_iters", "recv_interval")}
+    base["adp_ranks"] = np.ones(n)
+    base.update({k: np.asarray(v, dtype=float) for k, v in kw.items()})
+    return ContextHold(**base)
+
+
+def test_trtllm_batch_waiting_hold_by_hand():
+    """TRT-LLM batch waiting (tensorrt_llm/_torch/pyexecutor/py_executor.py PyExecutor._waiting_requests):
+    context requests wait while generation runs, until batch_wait_timeout_iters steps pass or the
+    step's tokens reach batch_wait_max_tokens_ratio x max_num_tokens. Worked by hand, Poisson
+    arrivals at a per step into a window opened by the first:
+    - no other arrival (a -> 0): the prompt waits the whole timeout, K = 20 steps;
+    - threshold out of reach, a = 0.125, K = 20: (K + a K^2 / 2) / (1 + a K) = 45 / 3.5 = 12.857;
+    - the next arrival reaches it (wait_tokens - decoding = 2 prompts), a = 0.1, K = 20: the window
+      lasts E[L] = (1 - e^-2) / 0.1 = 8.647 steps, 1 + 0.1 E[L] prompts share it: 8.647 / 1.8647 = 4.637."""
+    from sizer.queueing import hold_steps
+
+    h = _hold(3, wait_iters=[20, 20, 20], wait_tokens=[1e5, 1e5, 2048 + 8])
+    a = np.array([1e-9, 0.125, 0.1])
+    got = hold_steps(h, a, decoding=np.array([4.0, 8.0, 8.0]), clients=np.array([4.0, 8.0, 8.0]), isl=np.array([1024.0] * 3))
+    assert got == pytest.approx([20.0, 45 / 3.5, (1 - math.exp(-2)) / 0.1 / (1 + (1 - math.exp(-2)))], rel=2e-3)
+    # a single prompt that alone reaches the threshold is not held
+    one = hold_steps(_hold(wait_iters=[20], wait_tokens=[1000]), np.array([0.1]), np.array([8.0]), np.array([8.0]), np.array([1024.0]))
+    assert one[0] == 0.0
+
+
+def test_trtllm_attention_dp_balance_hold_by_hand():
+    """TRT-LLM attention-DP balancing (PyExecutor._balance_adp_requests, attention_dp_config
+    enable_balance): contexts wait until every rank has one, or timeout_iters steps. Two ranks,
+    a = 0.1 arrivals per step, 0.05 to each, timeout 60, no batching wait: the other rank stays
+    empty for s steps with probability e^(-0.05 s), so E[L] = (1 - e^-3) / 0.05 = 19.004 and the
+    arrivals on the first's own rank while it waits add integral of 0.05 s e^(-0.05 s) over [0, 60)
+    = 20 (1 - 4 e^-3) = 16.017 prompt-steps; per prompt (19.004 + 16.017) / (1 + 0.1 x 19.004)
+    = 12.074 steps. A loop whose ranks can run out of generation requests (clients < 2 ranks) is
+    not held (the balancer schedules at once)."""
+    from sizer.queueing import hold_steps
+
+    h = _hold(2, adp_iters=[60, 60], adp_ranks=[2, 2])
+    got = hold_steps(h, np.array([0.1, 0.1]), np.array([16.0, 2.0]), np.array([16.0, 3.0]), np.array([1024.0, 1024.0]))
+    e_l = (1 - math.exp(-3)) / 0.05
+    area = 20 * (1 - 4 * math.exp(-3))
+    assert got[0] == pytest.approx((e_l + area) / (1 + 0.1 * e_l), rel=2e-3)
+    assert got[1] == 0.0
+
+
+def test_sglang_recv_interval_hold_by_hand():
+    """SGLang --scheduler-recv-interval 30 (python/sglang/srt/managers/scheduler_recv_skipper.py):
+    in decode-only stretches new requests are taken every 30 steps, so a prompt arriving at a
+    random step waits (30 - 1) / 2 = 14.5 steps beyond the step boundary; interval 1 is no hold."""
+    from sizer.queueing import hold_steps
+
+    got = hold_steps(_hold(2, recv_interval=[30, 1]), np.array([0.2, 0.2]), np.array([8.0, 8.0]), np.array([8.0, 8.0]), np.array([512.0, 512.0]))
+    assert got == pytest.approx([14.5, 0.0])
+
+
+def test_closed_loop_adds_the_hold_to_steady_state_prompts(chat_step):
+    """The hold is paid at the step time by the steady-state prompts only (the first wave finds
+    no generation running): with a recv interval of 21 steps (10 steps' hold), TTFT grows by
+    (1 - burst_fraction) x 10 x TPOT, to within the small shift of the loop's fixed point."""
+    c = np.array([8.0])
+    args = (c, np.array([1024.0]), np.array([256.0]), np.array([1e4]), np.array([8192.0]))
+    base = closed_loop(chat_step, *args)
+    held = closed_loop(chat_step, *args, hold=_hold(recv_interval=[21]))
+    share = float(chat_step.burst_fraction[0])
+    assert held.ttft_s[0] - base.ttft_s[0] == pytest.approx((1 - share) * 10 * held.tpot_s[0], rel=0.03)

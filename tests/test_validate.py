@@ -208,3 +208,107 @@ def test_issue13_rows_match_their_sources(root):
     a100 = rows["trtllm-0.9.0-perf-overview-llama-2-70b-a100_sxm-tp4-bs1024-128x128"]
     assert (a100.kind, a100.concurrency, a100.tp, a100.isl, a100.osl, a100.precision) == ("batch", 1024, 4, 128, 128, "fp16")
     assert a100.output_tokens_per_s == pytest.approx(686 * 4)
+
+
+def _ix_row(model, system, engine, precision, *, isl=1024.0, osl=1024.0, conc=16.0, tp=8, dp=1, date="2026-03-25", version=""):
+    from sizer.measurements import MeasuredRow
+
+    return MeasuredRow(
+        row_id="x", source=f"source_file=2026-04-06.csv; model=M; silicon_concurrency={conc:g}; measured={date}T00:00:00.000Z", origin="t",
+        model_id=model, system=system, engine=engine, engine_version=version, precision=precision, mode="agg", kind="concurrency",
+        isl=isl, osl=osl, concurrency=conc, tp=tp, attention_dp=dp, moe_ep=dp if dp > 1 else 0, ttft_ms=100.0, tpot_ms=10.0,
+    )
+
+
+def test_trtllm_inferencex_scripts_set_the_scheduler(catalog):
+    """InferenceX's TRT-LLM scripts (SemiAnalysisAI/InferenceX): Llama-3.1-70B (70b_fp8_h200_trt_slurm.sh
+    @9596d23d7) runs --max_num_tokens 16384 and, at 1k/1k below TP 8, batch waiting of 20 steps or
+    0.9 x 16384 = 14,745.6 tokens; DeepSeek-R1 (dsr1_fp8_b200_trt.sh) runs --max_num_tokens
+    (CONC + ISL + 127) // 64 x 64 = (64 + 1024 + 127) // 64 x 64 = 1,152 before 2026-01-21 and at
+    least 8,192 after, attention-DP balancing with timeout_iters 60 and batching_wait_iters 0, and
+    from 2026-01-29 batch waiting (40 steps, 0.8 x 8192 = 6,553.6 tokens) at 1k/1k, CONC >= 64;
+    gpt-oss-120b (gptoss_fp4_b200_trt.sh) 20,000 tokens and the AttentionDpConfig defaults 50 and 10."""
+    from sizer.measurements import Resolved, resolve, trtllm_script_flags
+    from sizer.validate import build_setup
+
+    llama = "meta-llama/Llama-3.1-70B"
+    f = trtllm_script_flags(_ix_row(llama, "h200_sxm", "trtllm", "fp8", tp=4, date="2025-10-29"))
+    assert f == {"max_num_batched_tokens": 16384, "batch_wait_iters": 20, "batch_wait_tokens": pytest.approx(14745.6)}
+    assert trtllm_script_flags(_ix_row(llama, "h200_sxm", "trtllm", "fp8", tp=8, date="2025-10-29")) == {"max_num_batched_tokens": 16384}
+    assert "batch_wait_iters" not in trtllm_script_flags(_ix_row(llama, "h200_sxm", "trtllm", "fp8", tp=4, osl=8192.0, date="2025-10-29"))
+    ds = "deepseek-ai/DeepSeek-R1"
+    early = trtllm_script_flags(_ix_row(ds, "b200_sxm", "trtllm", "fp8", conc=64, dp=8, tp=1, date="2025-11-02"))
+    assert early == {"max_num_batched_tokens": 1152, "memory_fraction": 0.8, "adp_balance_iters": 60, "adp_batching_iters": 0}
+    late = trtllm_script_flags(_ix_row(ds, "b200_sxm", "trtllm", "fp8", conc=64, date="2026-02-05"))
+    assert late == {"max_num_batched_tokens": 8192, "memory_fraction": 0.8, "batch_wait_iters": 40, "batch_wait_tokens": pytest.approx(6553.6)}
+    oss = trtllm_script_flags(_ix_row("openai/gpt-oss-120b", "b200_sxm", "trtllm", "fp4", dp=4, tp=1, conc=64, date="2025-12-17"))
+    assert oss == {"max_num_batched_tokens": 20000, "memory_fraction": 0.85, "adp_balance_iters": 50, "adp_batching_iters": 10}
+    # the same row from another harness sets nothing; the setup carries the holds per row
+    rows = [_ix_row(llama, "h200_sxm", "trtllm", "fp8", tp=4, date="2025-10-29"), _ix_row(ds, "b200_sxm", "trtllm", "fp8", conc=64, dp=8, tp=1, date="2025-11-02")]
+    res = [resolve(r, catalog) for r in rows]
+    assert all(isinstance(r, Resolved) for r in res)
+    assert res[0].row.max_num_batched_tokens == 16384
+    setup = build_setup(res)
+    assert list(setup.hold.wait_iters) == [20, 0] and list(setup.hold.adp_iters) == [0, 60] and list(setup.hold.adp_ranks) == [1, 8]
+    assert list(setup.budget) == [16384, 1152]
+
+
+def test_sglang_inferencex_scripts_cap_the_running_batch(catalog):
+    """InferenceX's dsr1_fp8_b200.sh (SemiAnalysisAI/InferenceX@64af5a771 on): TP 4 runs
+    --max-running-requests 32 --mem-fraction-static 0.95 --chunked-prefill-size 8192
+    --scheduler-recv-interval 10; TP 8 --max-running-requests 128, interval 30 at CONC >= 16. The
+    replica then admits at most 32 (128) sequences and takes new requests every 10 (30) steps."""
+    from sizer.measurements import Resolved, resolve, sglang_script_flags
+    from sizer.validate import build_setup, kv_capacity_sequences
+
+    ds = "deepseek-ai/DeepSeek-R1"
+    tp4 = _ix_row(ds, "b200_sxm", "sglang", "fp8", isl=8192.0, tp=4, conc=32)
+    tp8 = _ix_row(ds, "b200_sxm", "sglang", "fp8", conc=512)
+    assert sglang_script_flags(tp4) == {"recv_interval": 10, "max_num_seqs": 32, "memory_fraction": 0.95, "max_num_batched_tokens": 8192}
+    assert sglang_script_flags(tp8)["recv_interval"] == 30 and sglang_script_flags(tp8)["max_num_seqs"] == 128
+    r4, r8 = resolve(tp4, catalog), resolve(tp8, catalog)
+    assert isinstance(r4, Resolved) and isinstance(r8, Resolved)
+    seqs4, budget4 = kv_capacity_sequences(r4)
+    assert seqs4 == 32 and budget4 == 8192  # the 0.95 fraction leaves room for more than 32 sequences of 9k tokens
+    assert kv_capacity_sequences(r8)[0] == 128
+    assert list(build_setup([r4, r8]).hold.recv_interval) == [10, 30]
+
+
+def test_inferencex_rows_without_a_release_get_their_workflows_image(catalog):
+    """An InferenceX row exported without backend_version ran the image its workflow named that
+    day (SemiAnalysisAI/InferenceX .github/workflows/70b-tmpl.yml @9596d23d7: vllm/vllm-openai:v0.10.2;
+    .github/configs/nvidia-master.yaml: gptoss-fp4-b200-trt release:1.2.0rc0.post1 on 2025-11-14,
+    1.2.0rc2 from 06667a51e, 2025-12-02); a row naming its release, or from another source, keeps it."""
+    from dataclasses import replace
+
+    from sizer.measurements import inferencex_release, resolve
+
+    llama = _ix_row("meta-llama/Llama-3.1-70B", "h200_sxm", "vllm", "fp8", date="2025-10-29")
+    assert inferencex_release(llama) == "0.10.2" and resolve(llama, catalog).row.engine_version == "0.10.2"
+    oss = _ix_row("openai/gpt-oss-120b", "b200_sxm", "trtllm", "fp4", date="2025-11-14")
+    assert inferencex_release(oss) == "1.2.0rc0.post1"
+    assert inferencex_release(replace(oss, source=oss.source.replace("2025-11-14", "2025-12-02"))) == "1.2.0rc2"
+    assert inferencex_release(replace(oss, engine_version="1.2.0rc6")) == ""
+    assert inferencex_release(replace(oss, source="dstackai/benchmarks measured=2025-11-14")) == ""
+
+
+def test_a_layout_without_a_kv_pool_is_skipped(catalog):
+    """DeepSeek-V3 FP8 decode workers of tp=1 x dp=4 on GB200 (InferenceX's SGLang disaggregated
+    sweep): the experts (~656 GB / 4) and each rank's dense weights fill a GPU past SGLang's default
+    memory fraction, so the KV pool the model computes holds no sequence; the run used settings the
+    row does not record and is skipped with that reason, not queued for memory (predicted 8-12 s
+    against 0.5-1.4 s measured)."""
+    from sizer.measurements import MeasuredRow, Resolved, WorkerLayout, resolve
+    from sizer.perf import Layout
+    from sizer.validate import kv_capacity_sequences, roofline_check
+
+    row = MeasuredRow(
+        row_id="d", source="source_file=2026-03-25.csv; measured=2025-12-01", origin="t", model_id="deepseek-ai/DeepSeek-V3", system="gb200",
+        engine="sglang", engine_version="0.5.5.post2", precision="fp8", mode="disagg", kind="concurrency", isl=1024.0, osl=1024.0,
+        concurrency=16.0, prefill=WorkerLayout(workers=1, layout=Layout(tp=1, dp=4), batch_size=None),
+        decode=WorkerLayout(workers=4, layout=Layout(tp=1, dp=4), batch_size=4.0), ttft_ms=467.5, tpot_ms=10.1,
+    )
+    res = resolve(row, catalog)
+    assert isinstance(res, Resolved) and kv_capacity_sequences(res)[0] < 1
+    keep, skipped = roofline_check([res])
+    assert keep == [] and skipped[0].reason.startswith("no KV pool: tp=1 dp=4 with fp8 weights")
