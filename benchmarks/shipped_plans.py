@@ -33,6 +33,16 @@ def solve_json(workload: Path, as_of: str, confidence: float | None = None) -> d
     return json.loads(proc.stdout)
 
 
+def confidence_cost(c: dict | None) -> str:
+    """What the confidence costs against the 0.5 plan, as the CONFIDENCE line says it."""
+    if not c:
+        return "-"
+    if c.get("reason"):
+        return f"no plan at 0.5 to compare ({c['reason']})"
+    gpus, usd = c["extra_gpus"], c["extra_cost_usd_per_hour"]
+    return f"{gpus:+d} GPU{'' if abs(gpus) == 1 else 's'}, {'+' if usd >= 0 else '-'}${abs(usd):,.2f}/h"
+
+
 def plan_label(d: dict) -> str:
     if not d.get("deployments"):
         return d.get("status", "?") + (f": {d['error'][0][:80]}" if d.get("error") else "")
@@ -103,7 +113,7 @@ def main(argv: list[str]) -> int:
         ]
         if args.confidence is not None:
             q = solve_json(w.relative_to(ROOT), args.as_of, args.confidence)
-            row.append(f"{plan_label(q)}: {q.get('confidence_cost') or '-'}")
+            row.append(f"{plan_label(q)}: {confidence_cost(q.get('confidence_cost'))}")
         if args.before:
             path = args.before / f"{w.stem}.json"
             b = json.loads(path.read_text()) if path.exists() else {}

@@ -18,7 +18,14 @@ README, held to the figure measured when it was stated, so that it cannot grow u
                             reached about 1 % of the time, and the wait for a slot then (Erlang C
                             on the batch's law) is a rare event the p99 rests on: 1.11 s is the
                             seed whose batch's variance came out 15 % above the law's.
-    limited-llama-3.1-70b   H100 tp=2, TTFT p99 +15.2 % (seeds 1-3: +4, +19, +21 %).
+    limited-llama-3.1-70b   H100 tp=2, TTFT p99 +15.2 % (seeds 1-3: +4, +19, +21 %; after issue
+                            13's last refit, at 2.76 req/s: +12.8, +7.4, +14.0 and +9.6 % on seeds
+                            1, 2, 3, 7).
+    chat-llama-3.1-70b      H100-SXM tp=4 at 6 req/s (the plan after issue 13's last refit), TTFT
+                            p99 +17.2 % (0.854 s analytic, 1.001 s simulated; seeds 1, 2, 3: +19.1,
+                            +18.0, +15.1 %): one sign on every seed, the analytic side the
+                            optimistic one by about 0.15 s against a 2 s bound that TPOT, not TTFT,
+                            binds.
     rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -24.8 % (4.04 s analytic, 3.04 s
                             simulated; seeds 1-2: -1, -16 % before issue 10's M/G/1 change, which
                             keeps each residual's mean on the wait's grid and raised the analytic
@@ -40,6 +47,7 @@ from .conftest import WORKLOADS
 STATED_GAPS = {
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.40},
     ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.17},
+    ("chat-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.20},
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
 }
 SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
