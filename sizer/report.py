@@ -9,12 +9,12 @@ input gives byte-identical JSON (keys in a fixed order, floats rounded to fixed 
 from __future__ import annotations
 
 import io
-import json
 from typing import TYPE_CHECKING, Any
 
 from .errors import reason_lines
 from .optimize import Deployment, Plan
 from .tables import Column, csv_table, markdown_table, render_rows, text_table
+from .tables import to_json as _to_json
 from .units import GIB
 
 if TYPE_CHECKING:  # `sizer solve` renders without loading explain (or compare, below)
@@ -355,13 +355,15 @@ def price_cell(d: dict[str, Any]) -> str:
     check it first (not first-party, or older than 90 days)."""
     kind = d.get("price_source_kind")
     age = d.get("price_age_days")
-    flag = kind not in ("provider_page", "user") or (age is not None and age > 90)
+    flag = kind not in ("provider_page", "user") or (age is not None and (age > 90 or age < 0))
     text = _SHORT_KIND.get(kind, str(kind)) + (f" {age}d" if age is not None else "")
     return text + (" !" if flag else "")
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"  # NaN and inf are not JSON
+    """Strict JSON (tables.to_json): a figure that is not finite (a latency unbounded at a
+    saturated load) is null, as the README's contract says."""
+    return _to_json(data)
 
 
 _TABLE_COLUMNS: list[Column] = [

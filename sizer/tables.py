@@ -102,11 +102,35 @@ def csv_table(rows: list[dict[str, Any]], keys: list[str]) -> str:
     return out.getvalue()
 
 
+def json_safe(data: Any) -> Any:
+    """`data` with every float that is not finite (a latency that grows without bound at
+    saturation, a ratio of nothing) as None: JSON has no NaN or infinity, and a reader's parser
+    refuses them. numpy scalars become plain numbers."""
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    if isinstance(data, bool) or data is None or isinstance(data, (str, int)):
+        return data
+    try:
+        x = float(data)
+    except (TypeError, ValueError):
+        return data
+    if not math.isfinite(x):
+        return None
+    return data if isinstance(data, float) else x
+
+
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """Strict JSON text of `data` (json_safe first), ending in a newline."""
+    return json.dumps(json_safe(data), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def render_rows(rows: list[dict[str, Any]], columns: list[Column], fmt: str, *, title: str = "") -> str:
     """Rows in one of the table formats: table (text), markdown, csv (every key of `columns`)
     or json (the rows as given)."""
     if fmt == "json":
-        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+        return to_json(rows)
     if fmt == "csv":
         return csv_table(rows, [k for k, _, _ in columns])
     if fmt == "markdown":

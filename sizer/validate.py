@@ -24,7 +24,6 @@ scoring rows'.
 
 from __future__ import annotations
 
-import json
 import math
 import textwrap
 from collections.abc import Iterable
@@ -38,6 +37,7 @@ from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop
 from .tables import Column, text_table
+from .tables import to_json as tables_to_json
 from .units import GIB
 
 # Memory the runtime keeps outside weights and KV (activations of one step, CUDA graphs, NCCL
@@ -586,7 +586,7 @@ def report_dict(report: Report) -> dict:
 
 
 def to_json(report: Report) -> str:
-    return json.dumps(report_dict(report), indent=2, sort_keys=False, allow_nan=False) + "\n"
+    return tables_to_json(report_dict(report))
 
 
 
