@@ -23,10 +23,41 @@ from .optimize import DEFAULT_TIME_LIMIT_S, solve
 
 MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a limit is no limit (and the clock's arithmetic overflows)
 from .report import render_explanation, render_plan, to_json
-from .schema import check_output_path, write_output
+from .schema import MAX_INTEGER, check_output_path, write_output
 from .units import normalise_dtype
 from .workload import load_workload
 
+class Count(click.ParamType):
+    """An integer option within [min, 2^53] (schema.MAX_INTEGER: counts meet floats in the
+    arithmetic, and an integer beyond every float overflowed there); a refusal shows a long
+    value by its number of digits."""
+
+    name = "integer"
+
+    def __init__(self, min: int | None = None, max: int = MAX_INTEGER):  # noqa: A002 (click's own names)
+        self.min, self.max = min, max
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            text = str(value).strip()
+            if not re.fullmatch(r"[+-]?\d+", text):
+                self.fail(f"expected an integer, got {_shown(text)}", param, ctx)
+            if len(text) > 40:
+                self.fail(f"expected an integer of at most 2^53, got one of {len(text.lstrip('+-')):,} digits", param, ctx)
+            n = int(text)
+        if (self.min is not None and n < self.min) or n > self.max:
+            low = f"from {self.min}" if self.min is not None else "of at most"
+            self.fail(f"expected an integer {low} to {self.max:,}, got {n}" if self.min is not None else f"expected an integer of at most {self.max:,}, got {n}", param, ctx)
+        return n
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+COUNT = Count()
 FORMATS = click.Choice(["table", "json", "csv"])
 PLAN_FORMATS = click.Choice(["table", "json", "csv", "markdown"])
 
@@ -330,8 +361,8 @@ def _progress_printer(option: str):
 @cli.command("explain", short_help="One configuration's memory per GPU, line by line (vLLM's flags).", epilog=EXIT_CODES_HELP)
 @click.option("--model", "model_spec", required=True, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder).")
 @click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
-@click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=int, default=1, show_default=True, help="Tensor-parallel degree.")
-@click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=int, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
+@click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=COUNT, default=1, show_default=True, help="Tensor-parallel degree.")
+@click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=COUNT, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
 @click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default="bf16", show_default=True,
               help="KV-cache format: auto (the checkpoint's dtype, vLLM's default), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
 @click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4 (default: the checkpoint's own).")
@@ -339,16 +370,16 @@ def _progress_printer(option: str):
               help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
 @click.option("--engine-version", default=None, help="Engine release whose memory rule and log lines apply (vLLM 0.2.4 ... 0.22, default 0.19; SGLang 0.4 ... 0.5.5).")
-@click.option("--context-tokens", type=int, default=None, help="Tokens per sequence for max concurrency (default: --max-model-len, else the model's max_position_embeddings).")
-@click.option("--max-model-len", type=int, default=None, help="The engine's maximum length per request (default: --context-tokens, else max_position_embeddings).")
+@click.option("--context-tokens", type=COUNT, default=None, help="Tokens per sequence for max concurrency (default: --max-model-len, else the model's max_position_embeddings).")
+@click.option("--max-model-len", type=COUNT, default=None, help="The engine's maximum length per request (default: --context-tokens, else max_position_embeddings).")
 @click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,
               help="The engine's memory fraction: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction.")
-@click.option("--block-size", type=int, default=None, help="KV block size in tokens (default: the engine's).")
-@click.option("--max-num-seqs", "--max-running-requests", "max_num_seqs", type=int, default=None, help="Engine sequence cap (default: the engine's for this device).")
-@click.option("--max-num-batched-tokens", type=int, default=None, help="Engine token budget per step (default: the engine's for this device).")
-@click.option("--n-parallel", type=int, default=None, help="llama.cpp slots (-np).")
-@click.option("--speculative-tokens", type=int, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
-@click.option("--shared-prefix-tokens", type=int, default=0, show_default=True, help="A prefix every sequence shares (held once).")
+@click.option("--block-size", type=COUNT, default=None, help="KV block size in tokens (default: the engine's).")
+@click.option("--max-num-seqs", "--max-running-requests", "max_num_seqs", type=COUNT, default=None, help="Engine sequence cap (default: the engine's for this device).")
+@click.option("--max-num-batched-tokens", type=COUNT, default=None, help="Engine token budget per step (default: the engine's for this device).")
+@click.option("--n-parallel", type=COUNT, default=None, help="llama.cpp slots (-np).")
+@click.option("--speculative-tokens", type=COUNT, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
+@click.option("--shared-prefix-tokens", type=COUNT, default=0, show_default=True, help="A prefix every sequence shares (held once).")
 @click.option("--served-model-name", "served_model_name", default=None, help="The model id the launch line serves (default: the catalog's Hugging Face id, the config's _name_or_path, or its folder).")
 @click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
               help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
@@ -505,7 +536,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
 )
 @click.option("--in-place", is_flag=True, default=False, help="Overwrite the catalog's own efficiency.json (what sizer reads) instead.")
 @click.option("--fitted", "fitted", default=None, help="The date recorded as `fitted` (YYYY-MM-DD; default: today).")
-@click.option("--max-iterations", type=click.IntRange(min=1), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
+@click.option("--max-iterations", type=Count(min=1, max=100_000), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
 def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, fitted: str | None, max_iterations: int) -> None:
     """Fit the efficiency factors to the fit rows of the measurement table, from a fixed prior.
 
@@ -535,9 +566,9 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 @cli.command("simulate", short_help="Run the plan request by request; PASS or FAIL on its SLO.", epilog=EXIT_CODES_HELP)
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
-@click.option("--replicas", type=click.IntRange(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
+@click.option("--replicas", type=Count(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
 @click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
-@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
+@click.option("--seed", type=Count(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Arrivals from a trace (CSV or JSON Lines: a time column, optional prompt and output lengths) instead of the workload's.")
 @click.option("--trace-rate", type=click.Choice(["plan", "recorded"]), default="plan", show_default=True,

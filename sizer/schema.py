@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,50 @@ _MISSING = object()
 # floats in the arithmetic; 1e308 read as an integer overflowed there).
 MAX_INTEGER = 2**53
 # Safe loaders only: libyaml's C implementation when pyyaml was built with it, else the pure one.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# An integer literal longer than this many digits is beyond every float (1.8e308), hence beyond
+# anything sizer reads; Python refuses even to convert one of over 4,300 digits from text.
+MAX_INTEGER_DIGITS = 308
+
+
+class _TooLong(Exception):
+    """An integer literal of more than MAX_INTEGER_DIGITS digits (line: 1-based, or None)."""
+
+    def __init__(self, digits: int, line: int | None):
+        super().__init__(digits, line)
+        self.digits, self.line = digits, line
+
+
+def _digits(text: str) -> int:
+    return sum(ch.isdigit() for ch in text)
+
+
+class _SafeLoader(_BASE_LOADER):  # type: ignore[misc,valid-type]
+    """The safe loader, refusing integer literals beyond any float before Python converts them."""
+
+    def construct_yaml_int(self, node):
+        n = _digits(str(node.value))
+        if n > MAX_INTEGER_DIGITS:
+            raise _TooLong(n, node.start_mark.line + 1)
+        return super().construct_yaml_int(node)
+
+
+_SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
+# YAML 1.2's floats without a decimal point (1e-3, 5E+2, 2e6): YAML 1.1, which pyyaml follows,
+# reads them as strings, so `usd_per_gpu_hour: 1e-3` was refused as "a string". Plain scalars only:
+# a quoted '1e-3' stays a string.
+_SafeLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+_SAFE_LOADER = _SafeLoader
+
+
+def _json_int(text: str) -> int:
+    if _digits(text) > MAX_INTEGER_DIGITS:
+        raise _TooLong(_digits(text), None)
+    return int(text)
 
 
 def read_document(path: Path, label: str | None = None) -> Any:
@@ -48,7 +92,7 @@ def read_document(path: Path, label: str | None = None) -> Any:
         raise InputFileError(f"{label}: cannot read: {exc}") from None
     try:
         if str(path).endswith(".json"):
-            return json.loads(text, object_pairs_hook=lambda pairs: _unique_pairs(pairs, label))
+            return json.loads(text, object_pairs_hook=lambda pairs: _unique_pairs(pairs, label), parse_int=_json_int)
         # One pass of the safe loader (libyaml's when present: ten times faster on the catalogs):
         # compose the node tree, refuse duplicate keys on it, then construct plain data from it.
         loader = _SAFE_LOADER(text)
@@ -60,6 +104,9 @@ def read_document(path: Path, label: str | None = None) -> Any:
             return loader.construct_document(node)
         finally:
             loader.dispose()
+    except _TooLong as exc:
+        where = f" at line {exc.line}" if exc.line else ""
+        raise FieldValueError(f"{label}: an integer of {exc.digits:,} digits{where}: expected a number up to 1.8e308 (counts up to 2^53)") from None
     except json.JSONDecodeError as exc:
         raise YamlSyntaxError(f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
@@ -237,7 +284,10 @@ class Fields:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise FieldTypeError(f"{self._where(key)}expected a number, got {type_name(value)}")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond every float
+            raise FieldValueError(f"{self._where(key)}expected a finite number, got an integer of {len(str(abs(value))):,} digits") from None
         if not math.isfinite(value):
             raise FieldValueError(f"{self._where(key)}expected a finite number, got {value}")
         if (
@@ -261,7 +311,7 @@ class Fields:
         if (ge is not None and value < ge) or (le is not None and value > le):
             raise FieldValueError(f"{self._where(key)}expected an integer {_bound_text(None, ge, le, None)}, got {value}")
         if abs(value) > MAX_INTEGER:
-            raise FieldValueError(f"{self._where(key)}expected an integer of at most 2^53 ({MAX_INTEGER:,}), got {value:.3g}")
+            raise FieldValueError(f"{self._where(key)}expected an integer of at most 2^53 ({MAX_INTEGER:,}), got {_big(value)}")
         return value
 
     def string(self, key: str, default: Any = _MISSING, *, choices: Iterable[str] | None = None) -> str:
@@ -331,6 +381,14 @@ class Fields:
         if value is None and not default_empty:
             raise FieldValueError(f"{self._where(key)}required section is missing")
         return Fields(value, self.file, ".".join(p for p in (self.path, key) if p))
+
+
+def _big(value: int) -> str:
+    """An integer too large to print whole: its order of magnitude (10^k), or the value to 3 digits."""
+    try:
+        return f"{float(value):.3g}"
+    except OverflowError:
+        return f"an integer of {len(str(abs(value))):,} digits"
 
 
 def _fmt(value: float) -> str:
