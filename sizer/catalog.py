@@ -491,9 +491,12 @@ def _price_rows(raw: Any, path: str, i: int, names: set[str], user: bool) -> lis
         per_gpu = f.number("usd_per_gpu_hour", gt=0)
     else:
         raise f.fail_value("usd_per_gpu_hour", "required field is missing (or usd_per_instance_hour with gpus_per_instance)")
+    provider = f.string("provider")
+    if not provider.strip():
+        raise f.fail_value("provider", "expected a provider name, got an empty string")
     base = Price(
         device=device,
-        provider=f.string("provider"),
+        provider=provider,
         kind=f.string("kind", choices=PRICING_KINDS),
         usd_per_gpu_hour=per_gpu,
         price_date=None if date_raw is None else str(date_raw),
@@ -525,7 +528,8 @@ def _newest(rows: list[Price]) -> list[Price]:
 def load_prices(path: Path, gpus: tuple[Gpu, ...], *, user: bool = False) -> tuple[Price, ...]:
     """Price rows of a file (`prices:` list). Every bad row is reported, one line each, in one
     PriceFileError; nothing is returned from a file with a bad row. `user`: the user's own file
-    (--prices, pricing.files): source_kind user, source and price_date optional."""
+    (--prices, pricing.files): source_kind user, source and price_date optional, and an offer
+    given twice refused (the shipped catalog keeps the newer of two, _newest)."""
     label = str(path)
     doc = Fields(read_document(path), label)
     doc.check_keys(("prices",))
@@ -535,11 +539,19 @@ def load_prices(path: Path, gpus: tuple[Gpu, ...], *, user: bool = False) -> tup
     names = {g.name for g in gpus}
     out: list[Price] = []
     errors: list[InputError] = []
+    first: dict[tuple, int] = {}
     for i, raw in enumerate(entries):
         try:
-            out.extend(_price_rows(raw, label, i, names, user))
+            rows = _price_rows(raw, label, i, names, user)
         except InputError as exc:
             errors.append(exc)
+            continue
+        for row in rows:
+            j = first.setdefault(row.offer_key, i)
+            if user and j != i:  # the user's own file: which of the two is meant cannot be told
+                errors.append(FieldValueError(f"{label}: prices[{i}]: the same offer as prices[{j}] ({row.device}, {row.provider}, {row.kind}, instance {row.instance or '-'}, {row.gpus_per_instance} GPU(s)): give it once"))
+                break
+        out.extend(rows)
     if len(errors) == 1:
         raise errors[0]
     if errors:

@@ -1351,8 +1351,8 @@ def _first_party_plan(workload, catalog, evaluated, time_limit_s, cost_per_hour,
 
 
 def _price_warnings(deployments, as_of: date) -> tuple[str, ...]:
-    """One line per price of the plan a buyer should check first: not first-party, or older than
-    PRICE_STALE_DAYS at `as_of`."""
+    """One line per price of the plan a buyer should check first: not first-party, older than
+    PRICE_STALE_DAYS at `as_of`, or dated after `as_of` (a typo, or --as-of set before it)."""
     out = []
     seen = set()
     for d in deployments:
@@ -1366,6 +1366,8 @@ def _price_warnings(deployments, as_of: date) -> tuple[str, ...]:
             age = price.age_days(as_of)
             if age is not None and age > PRICE_STALE_DAYS:
                 out.append(f"{what} was read {price.price_date}, {age} days before {as_of.isoformat()}: older than {PRICE_STALE_DAYS} days")
+            elif age is not None and age < 0:
+                out.append(f"{what} is dated {price.price_date}, {-age} days after {as_of.isoformat()} (the date ages are counted to, --as-of): check its price_date")
     return tuple(out)
 
 
