@@ -48,7 +48,7 @@ INTERNAL = 70
 # models small enough to evaluate quickly, of every architecture the catalog holds
 MODELS = ["llama-3.1-8b", "qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3", "llama-3.1-70b-fp8"]
 DEVICES = ["H100-SXM", "H200-SXM", "A100-80GB", "L40S", "MI300X", "RTX-4090", "L4", "B200", "A10G"]
-BAD_VALUES = [float("nan"), float("inf"), -1, 0, -1e308, 1e308, "x", "", [], {}, None, True, [1, "a"], {"p50": "x"}, 10**30, 1e-300, "1e5", 2**63]
+BAD_VALUES = [float("nan"), float("inf"), -1, 0, -1e308, 1e308, "x", "", [], {}, None, True, [1, "a"], {"p50": "x"}, 10**30, 1e-300, "1e5", 2**63, 10**400, " ", "\u00e9\u4e2d"]
 ENGINES = ["vllm", "sglang", "trtllm", "llamacpp"]
 
 
@@ -137,6 +137,10 @@ def valid_workload(rng: random.Random) -> dict:
         rng.shuffle(traffic["profile"])
     else:
         traffic["requests_per_s"] = _loguniform(rng, 0.01, 300)
+    if rng.random() < 0.05:  # a named dataset's length distributions (catalogs/datasets.yaml)
+        traffic.pop("prompt_tokens")
+        traffic.pop("output_tokens")
+        traffic["dataset"] = rng.choice(["mlperf-llama2-70b", "mlperf-mixtral-8x7b", "mlperf-llama3.1-8b", "mlperf-llama3.1-405b"])
     w["traffic"] = traffic
     if rng.random() < 0.85:
         slo: dict = {}
@@ -144,6 +148,8 @@ def valid_workload(rng: random.Random) -> dict:
             slo["ttft_s"] = _loguniform(rng, 0.1, 20) if rng.random() < 0.5 else {"p99": _loguniform(rng, 0.1, 20)}
         if rng.random() < 0.8:
             slo["tpot_s"] = _loguniform(rng, 0.01, 0.5) if rng.random() < 0.5 else {"p90": _loguniform(rng, 0.01, 0.2), "p99": _loguniform(rng, 0.2, 0.5)}
+        if rng.random() < 0.1:
+            slo["confidence"] = rng.choice([0.1, 0.5, 0.8, 0.95])
         w["slo"] = slo
     search: dict = {"devices": rng.sample(DEVICES, rng.randint(1, 3))}
     if rng.random() < 0.7:
@@ -393,6 +399,48 @@ def prices_case(rng: random.Random) -> Case:
     cmd = rng.choice([["solve", "{dir}/w.yaml", "--format", "json"], ["compare", "{dir}/w.yaml", "--format", "json"], ["catalog", "prices", "--format", "json"]])
     return Case(kind="prices", files=files, argv=[cmd + ["--catalog", "{dir}/cat"]])
 
+USER_PRICE_FIELDS = {
+    "device": ["H100-SXM", "L40S", "MI300X", "NoSuchGPU", "NVIDIA H100 80GB HBM3", ""],
+    "provider": ["me", "aws", "", " "],
+    "kind": ["on_demand", "spot", "reserved_1y", "reserved_3y", "monthly"],
+    "usd_per_gpu_hour": [0.5, 2.0, 1e-300, 1e300, 0, -1, "1e-3"],
+    "price_date": ["2026-11-01", "3000-01-01", "1900-01-01", "2026-02-30", "2026-11"],
+    "gpus_per_instance": [1, 8, [1, 8], [8, 8], 0, 3],
+    "instance": ["p5.48xlarge", ""],
+}
+
+
+def user_prices_case(rng: random.Random) -> Case:
+    """The user's own price file (--prices, pricing.files): rows of good and bad fields, an offer
+    given twice, instance prices, dates after --as-of."""
+    rows = []
+    for _ in range(rng.randint(1, 4)):
+        row = {"device": rng.choice(["H100-SXM", "L40S", "MI300X"]), "provider": "me", "kind": "on_demand", "usd_per_gpu_hour": float(f"{rng.uniform(0.3, 5):.3g}")}
+        for key in rng.sample(sorted(USER_PRICE_FIELDS), rng.randint(0, 2)):
+            row[key] = rng.choice(USER_PRICE_FIELDS[key])
+        if rng.random() < 0.15:
+            row.pop("usd_per_gpu_hour")
+            row["usd_per_instance_hour"] = rng.choice([8.0, 30.0, 0])
+            row["gpus_per_instance"] = rng.choice([8, 1, [1, 8]])
+        if rng.random() < 0.1:
+            row[rng.choice(["usd_per_gpu_hr", "devices", "provder", "source_kind"])] = rng.choice([1, "user", "provider_page"])
+        rows.append(row)
+    if rng.random() < 0.15:
+        rows.append(dict(rows[0]))
+    text = to_yaml({"prices": rows}) if rng.random() < 0.9 else rng.choice(["prices: 5\n", "", "[1]\n", "prices: [{}]\n"])
+    w = valid_workload(rng)
+    w["search"]["devices"] = sorted(set(w["search"]["devices"]) | {rows[0]["device"] if rows[0].get("device") in DEVICES else "H100-SXM"})
+    files = {"p.yaml": text}
+    as_of = ["--as-of", rng.choice(["2026-12-02", "2020-01-01", "2026-02-30"])] if rng.random() < 0.5 else []
+    if rng.random() < 0.5:
+        files["w.yaml"] = to_yaml(w)
+        argv = ["solve", "{dir}/w.yaml", "--prices", "{dir}/p.yaml", "--format", rng.choice(["json", "table"]), *as_of]
+    else:
+        w["pricing"] = {**w.get("pricing", {}), "files": rng.choice([["p.yaml"], ["p.yaml", "p.yaml"], ["missing.yaml"], "p.yaml"])}
+        files["w.yaml"] = to_yaml(w)
+        argv = [rng.choice(["solve", "compare"]), "{dir}/w.yaml", "--format", "json", *as_of]
+    return Case(kind="user-prices", files=files, argv=[argv], repeat=rng.random() < 0.1)
+
 
 def _flag_value(rng: random.Random, good: list[str]) -> str:
     return rng.choice(good) if rng.random() < 0.8 else rng.choice(["nan", "inf", "-1", "0", "1e308", "x", "", "1:2", "1:2:0", "1,,2", "-0", "1e-300", "99999999999999999999"])
@@ -409,6 +457,10 @@ def flags_case(rng: random.Random) -> Case:
             argv += ["--time-limit-s", _flag_value(rng, ["0.3", "1", "5"])]
         if rng.random() < 0.2:
             argv += ["--write-lp", rng.choice(["{dir}/p.lp", "{dir}/no/p.lp", "{dir}"])]
+        if rng.random() < 0.2:
+            argv += ["--confidence", _flag_value(rng, ["0.1", "0.5", "0.9", "0.99"])]
+        if rng.random() < 0.1:
+            argv += ["--as-of", rng.choice(["2026-12-02", "1999-01-01", "2026-13-01", "x"])]
         if rng.random() < 0.2:
             argv += ["--output", rng.choice(["{dir}/o.txt", "{dir}/missing/o.txt", "{dir}"])]
     elif command == "compare":
@@ -435,7 +487,8 @@ def flags_case(rng: random.Random) -> Case:
         argv = ["explain", "--model", rng.choice(MODELS + ["no-such-model", "x" * 300, "~nosuchuser/m", "a\x01b"]), "--device", rng.choice(DEVICES + ["NoSuchGPU"]), "--format", "json"]
         for flag, good in [("--tp", ["1", "2", "8"]), ("--pp", ["1", "2"]), ("--kv-dtype", ["bf16", "fp8", "int4"]), ("--context-tokens", ["128", "8192", "131072"]),
                            ("--gpu-memory-utilization", ["0.5", "0.9"]), ("--block-size", ["1", "16", "32"]), ("--max-num-seqs", ["1", "256"]), ("--engine", ["vllm", "sglang", "trtllm", "llamacpp"]),
-                           ("--speculative-tokens", ["0", "4"]), ("--shared-prefix-tokens", ["0", "1000"]), ("--weight-dtype", ["bf16", "fp8", "int4"]), ("--max-model-len", ["4096", "100"])]:
+                           ("--speculative-tokens", ["0", "4"]), ("--shared-prefix-tokens", ["0", "1000"]), ("--weight-dtype", ["bf16", "fp8", "int4"]), ("--max-model-len", ["4096", "100"]),
+                           ("--engine-version", ["0.11.0", "0.19", "0.5.5", "9.9"]), ("--kv-cache-dtype", ["auto", "fp8_e4m3", "fp8"]), ("--quantization", ["fp8", "awq", "none"])]:
             if rng.random() < 0.25:
                 argv += [flag, _flag_value(rng, good)]
     elif command == "simulate":
@@ -503,6 +556,7 @@ def relation_case(rng: random.Random) -> Case:
 
 
 GENERATORS = {
+    "user_prices": user_prices_case,
     "workload": workload_case,
     "yaml": yaml_text_case,
     "trace": trace_case,
@@ -511,7 +565,7 @@ GENERATORS = {
     "flags": flags_case,
     "relation": relation_case,
 }
-WEIGHTS = {"workload": 30, "yaml": 6, "trace": 8, "config": 10, "prices": 6, "flags": 25, "relation": 15}
+WEIGHTS = {"workload": 30, "yaml": 6, "trace": 8, "config": 10, "prices": 6, "user_prices": 5, "flags": 25, "relation": 15}
 
 
 def generate(seed: int, kind: str | None = None) -> Case:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -619,3 +620,130 @@ def test_a_plan_the_solver_cannot_prove_in_time_is_still_reported_within_the_lim
     assert wall < 4 + 10
     if proc.returncode == 0:
         assert json.loads(proc.stdout)["status"] in ("optimal", "feasible")
+
+
+# ------------------------------------------------------------------------------------------------
+# Found after the issue: session of 2026-12-02 (benchmarks/fuzz.py seed 20261202, and by hand)
+# ------------------------------------------------------------------------------------------------
+
+
+def test_a_latency_unbounded_at_an_alternatives_rate_is_null_in_the_json(tmp_path, capsys):
+    # benchmarks/fuzz.py case seed 20261262785849: no SLO, so L4's best option runs at its
+    # compute ceiling, where the p99 TTFT is infinite; json.dumps(allow_nan=False) raised
+    # ValueError "Out of range float values are not JSON compliant: inf" (exit 70).
+    profile = "[75.34, 93.36, 26.59, 12.77, 92.24, 13.47, 36.62, 40.06, 17.4, 91.51, 71.94, 15.78, 18.92, 11.19, 42.73, 39.79, 92.64, 59.24, 75.34, 21.04, 33.8, 31.8, 46.92, 30.62]"
+    path = write(
+        tmp_path / "w.yaml",
+        "model: llama-3.1-8b\n"
+        f"traffic: {{prompt_tokens: {{p90: 1891, p95: 5253}}, output_tokens: {{p90: 22, p95: 55, p99: 70}}, profile: {profile}}}\n"
+        "search: {devices: [H100-SXM, L4, H200-SXM], tp: [1, 2], pp: [1]}\nengine: sglang\n",
+    )
+    code, out, err = run(capsys, "solve", path, "--format", "json", "--time-limit-s", "30")
+    assert code == 0, err
+    plan = json.loads(out)  # strict: json.loads accepts NaN/Infinity, so look for them too
+    assert "Infinity" not in out and "NaN" not in out
+    l4 = [a for a in plan["alternatives"] if a["device"] == "L4"]
+    assert l4 and l4[0]["ttft_p99_s"] is None
+
+
+def test_json_safe_turns_every_non_finite_float_into_null():
+    from sizer.tables import json_safe, to_json
+
+    data = {"a": math.inf, "b": [1.5, -math.inf, {"c": math.nan}], "d": np.float64(2.5), "e": np.float64(np.inf), "f": 3, "g": True, "h": "inf"}
+    assert json_safe(data) == {"a": None, "b": [1.5, None, {"c": None}], "d": 2.5, "e": None, "f": 3, "g": True, "h": "inf"}
+    assert json.loads(to_json(data))["e"] is None
+
+
+BIG = "9" * 400  # beyond every float (1.8e308): float() raised OverflowError
+HUGE = "9" * 5000  # beyond Python's 4,300-digit limit on int(text): ValueError inside the loader
+
+
+@pytest.mark.parametrize("digits", [BIG, HUGE], ids=["400-digits", "5000-digits"])
+@pytest.mark.parametrize("field", ["requests_per_s", "prompt_tokens", "tp"])
+def test_an_integer_beyond_every_float_in_a_workload_is_out_of_range(tmp_path, capsys, digits, field):
+    traffic = {"requests_per_s": "5", "prompt_tokens": "500"}
+    tp = "[1]"
+    if field == "tp":
+        tp = f"[{digits}]"
+    else:
+        traffic[field] = digits
+    path = write(
+        tmp_path / "w.yaml",
+        f"model: llama-3.1-8b\ntraffic: {{requests_per_s: {traffic['requests_per_s']}, prompt_tokens: {traffic['prompt_tokens']}, output_tokens: 100}}\n"
+        f"search: {{devices: [H100-SXM], tp: {tp}}}\n",
+    )
+    code, out, err = run(capsys, "solve", path)
+    refused(code, out, err, expected=7)
+    assert f"an integer of {len(digits):,} digits at line {3 if field == 'tp' else 2}" in err
+    assert len(err) < 300
+
+
+def test_an_integer_of_100_digits_names_its_field(tmp_path, capsys):
+    path = write(tmp_path / "w.yaml", f"model: llama-3.1-8b\ntraffic: {{requests_per_s: 5, prompt_tokens: 500, output_tokens: 100}}\nconstraints: {{min_replicas: {'9' * 100}}}\n")
+    code, out, err = run(capsys, "solve", path)
+    refused(code, out, err, expected=7)
+    assert "constraints.min_replicas: expected an integer of at most 2^53" in err and "1e+100" in err
+
+
+def test_an_integer_beyond_every_float_in_a_config_json_is_out_of_range(tmp_path, capsys):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    write(folder / "config.json", json.dumps({**LLAMA_8B, "vocab_size": 1})[:-1].replace('"vocab_size": 1', f'"vocab_size": {HUGE}') + "}")
+    code, out, err = run(capsys, "explain", "--model", folder, "--device", "H100-SXM")
+    refused(code, out, err, expected=7)
+    assert "an integer of 5,000 digits" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "--context-tokens", BIG], id="context-tokens"),
+        pytest.param(["explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "--block-size", str(2**53 + 1)], id="block-size"),
+        pytest.param(["explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "--tp", HUGE], id="tp"),
+        pytest.param(["simulate", "workloads/chat-llama-3.1-70b.yaml", "--replicas", BIG, "--plan", "H100-SXM,1,1,bf16,bf16"], id="replicas"),
+        pytest.param(["simulate", "workloads/chat-llama-3.1-70b.yaml", "--seed", "-1", "--plan", "H100-SXM,1,1,bf16,bf16"], id="seed"),
+    ],
+)
+def test_integer_flags_beyond_2_53_are_usage_errors(capsys, args):
+    # --context-tokens / --block-size / --replicas of 400 digits raised OverflowError (exit 70).
+    code, out, err = run(capsys, *[str(ROOT / a) if a.startswith("workloads/") else a for a in args])
+    refused(code, out, err, expected=2)
+    assert len(err) < 300
+
+
+def test_yaml_1_2_exponent_floats_are_numbers_and_quoted_ones_strings(tmp_path):
+    # PyYAML follows YAML 1.1, where 1e-3 (no decimal point) is a string: a price of 1e-3 was
+    # refused as "expected a number, got a string ('1e-3')".
+    from sizer.schema import read_document
+
+    doc = read_document(write(tmp_path / "d.yaml", "a: 1e-3\nb: 5E+2\nc: '2e0'\nd: 1.5e3\ne: 1e400\nf: 12\ng: 2026-01-01\n"))
+    assert doc["a"] == 0.001 and doc["b"] == 500.0 and doc["c"] == "2e0" and doc["d"] == 1500.0
+    assert doc["e"] == math.inf and doc["f"] == 12 and str(doc["g"]) == "2026-01-01"
+
+
+USER_PRICE = "{device: H100-SXM, provider: me, kind: on_demand, usd_per_gpu_hour: %s}"
+
+
+def test_a_user_price_file_giving_one_offer_twice_is_refused(tmp_path, capsys):
+    # Two rows for one offer in the user's own file: the later silently won.
+    prices = write(tmp_path / "p.yaml", f"prices: [{USER_PRICE % 0.5}, {USER_PRICE % 0.4}]\n")
+    code, out, err = run(capsys, "solve", ROOT / "workloads" / "chat-llama-3.1-70b.yaml", "--prices", prices)
+    refused(code, out, err, expected=7)
+    assert "prices[1]: the same offer as prices[0]" in err
+
+
+def test_a_user_price_with_an_empty_provider_is_refused(tmp_path, capsys):
+    prices = write(tmp_path / "p.yaml", "prices: [{device: H100-SXM, provider: ' ', kind: on_demand, usd_per_gpu_hour: 1}]\n")
+    code, out, err = run(capsys, "solve", ROOT / "workloads" / "chat-llama-3.1-70b.yaml", "--prices", prices)
+    refused(code, out, err, expected=7)
+    assert "prices[0].provider: expected a provider name" in err
+
+
+def test_a_price_dated_after_as_of_is_flagged(tmp_path, capsys):
+    prices = write(tmp_path / "p.yaml", "prices: [{device: H100-SXM, provider: me, kind: on_demand, usd_per_gpu_hour: 0.5, price_date: 3000-01-01}]\n")
+    w = write(tmp_path / "w.yaml", "model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 500, output_tokens: 100}\nsearch: {devices: [H100-SXM]}\n")
+    code, out, err = run(capsys, "solve", w, "--prices", prices, "--as-of", "2026-12-02", "--format", "json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["deployments"][0]["price_age_days"] == -(date(3000, 1, 1) - date(2026, 12, 2)).days
+    assert any("dated 3000-01-01, 355411 days after 2026-12-02" in w for w in plan["price_warnings"])
