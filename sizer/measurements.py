@@ -52,7 +52,7 @@ from .catalog import Catalog, Gpu
 from .errors import FieldValueError, InputFileError, SizerError
 from .model import ModelArch
 from .perf import Layout
-from .schema import Fields, read_document
+from .schema import Fields, check_regular_file, read_document
 
 if TYPE_CHECKING:
     from .workload import LengthDist
@@ -449,6 +449,7 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
 
     path = Path(path)
     label = str(path)
+    check_regular_file(path, label)
     if not path.is_file():
         raise InputFileError(f"{label}: file not found")
     try:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -79,9 +81,31 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
+MAX_DOCUMENT_BYTES = 64 * 2**20
+"""The largest YAML or JSON file sizer reads (64 MiB): the shipped catalogs' largest is 0.3 MB,
+a config.json a few kB; a larger one is no workload, price list or model config."""
+
+
+def check_regular_file(path: str | Path, label: str, max_bytes: int | None = None) -> None:
+    """Refuse, before opening it, what is no regular file: a device (/dev/zero never ends), a
+    named pipe (opening one blocks until a writer comes), a socket; and a file over `max_bytes`.
+    A missing path or a folder is left to the reader's own message."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise InputFileError(f"{label}: not a regular file (a device, pipe or socket): expected a file")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise InputFileError(f"{label}: {st.st_size / 2**20:,.0f} MiB: expected a file of at most {max_bytes / 2**20:,.0f} MiB")
+
+
 def read_document(path: Path, label: str | None = None) -> Any:
     """Parse a YAML or JSON file with yaml.safe_load (JSON is YAML). Raise a one-line InputError."""
     label = label or str(path)
+    check_regular_file(path, label, MAX_DOCUMENT_BYTES)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

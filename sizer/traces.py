@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import FieldValueError, InputFileError
+from .schema import check_regular_file
 
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24
@@ -191,6 +192,7 @@ def _read_frame(path: Path, label: str):
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in (".parquet", ".feather", ".xlsx", ".xls"):
         raise FieldValueError(f"{label}: a {suffixes[-1][1:]} file; expected CSV or JSON Lines (pandas: frame.to_csv('trace.csv', index=False))")
+    check_regular_file(path, label)
     try:
         if ".jsonl" in suffixes or ".ndjson" in suffixes:
             frame = pd.read_json(path, lines=True, dtype=False)

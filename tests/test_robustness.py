@@ -747,3 +747,32 @@ def test_a_price_dated_after_as_of_is_flagged(tmp_path, capsys):
     plan = json.loads(out)
     assert plan["deployments"][0]["price_age_days"] == -(date(3000, 1, 1) - date(2026, 12, 2)).days
     assert any("dated 3000-01-01, 355411 days after 2026-12-02" in w for w in plan["price_warnings"])
+
+
+@pytest.mark.parametrize("command", ["workload", "prices", "model", "trace", "measurements"])
+def test_a_device_or_pipe_given_as_a_file_is_refused_not_read_for_ever(tmp_path, capsys, command):
+    # /dev/zero as a workload, a price file, a model, a trace or a measurement file was read until
+    # memory ran out; a named pipe with no writer blocked in open().
+    pipe = tmp_path / "fifo.yaml"
+    os.mkfifo(pipe)
+    for bad in ("/dev/zero", pipe):
+        w = write(tmp_path / "w.yaml", f"model: llama-3.1-8b\ntraffic: {{trace: {bad}}}\n" if command == "trace" else "model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 500, output_tokens: 100}\n")
+        args = {
+            "workload": ["solve", bad],
+            "prices": ["solve", w, "--prices", bad],
+            "model": ["explain", "--model", bad, "--device", "H100-SXM"],
+            "trace": ["solve", w],
+            "measurements": ["validate", "--measurements", bad],
+        }[command]
+        code, out, err = run(capsys, *args)
+        refused(code, out, err, expected=3)
+        assert "not a regular file" in err
+
+
+def test_a_document_over_64_mib_is_refused_unread(tmp_path, capsys):
+    big = tmp_path / "w.yaml"
+    with open(big, "wb") as f:  # sparse: 65 MiB on paper, nothing on disk
+        f.truncate(65 * 2**20)
+    code, out, err = run(capsys, "solve", big)
+    refused(code, out, err, expected=3)
+    assert "65 MiB: expected a file of at most 64 MiB" in err
