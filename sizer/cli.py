@@ -410,6 +410,10 @@ def explain_cmd(
 
     if weight_dtype and quantization:
         raise click.UsageError("give --weight-dtype or --quantization, not both")
+    if engine_version is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", engine_version):
+        raise click.BadParameter(f"expected a version such as '0.19' or '1.1.0rc2.post2' (letters, digits and . + _ -), got {engine_version!r}", param_hint="'--engine-version'")
+    if served_model_name is not None and (not served_model_name.strip() or not served_model_name.isprintable()):
+        raise click.BadParameter(f"expected a model id or path (printable, not blank), got {served_model_name!r}", param_hint="'--served-model-name'")
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
     if served_model_name:

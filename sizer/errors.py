@@ -117,6 +117,14 @@ def reason_lines(reasons: Iterable[tuple[str, str]], indent: str = "  ") -> list
     return out
 
 
+def printable(text: object) -> str:
+    """`text` with every character that is not printable (a line break, a tab, a terminal
+    escape) written as its Python escape: a key or path the user gave, quoted in a message, keeps
+    the message on one line and the terminal as it was."""
+    s = str(text)
+    return s if s.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return " (did you mean 'x'?)" for the closest of `choices`, or "" when none is close."""
     lowered: dict[str, str] = {}

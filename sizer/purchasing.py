@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import FieldTypeError, FieldValueError
+from .errors import FieldTypeError, FieldValueError, InputFileError, printable
 from .schema import Fields, type_name
 
 HOURS_PER_DAY = 24
@@ -203,7 +203,7 @@ def parse_pricing(f: Fields, sr: Fields, providers: list[str], base_dir: Path | 
             if not path.is_absolute() and base_dir is not None:
                 path = base_dir / path
             if not path.is_file():
-                raise InputFileError(f"{f.file}: pricing.files[{i}]: no such price file: {path}")
+                raise InputFileError(f"{f.file}: pricing.files[{i}]: no such price file: {printable(path)}")
             files.append(str(path))
     reserved = p.string("reserved_kind", None, choices=RESERVED_KINDS)
     if reserved is not None and kind != "mixed":

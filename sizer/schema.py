@@ -28,6 +28,7 @@ from .errors import (
     UnknownKeyError,
     YamlSyntaxError,
     did_you_mean,
+    printable,
 )
 
 _MISSING = object()
@@ -267,8 +268,8 @@ class Fields:
 
     # -- locations -------------------------------------------------------------------------
     def _where(self, key: str | None = None) -> str:
-        dotted = ".".join(p for p in (self.path, key) if p)
-        return f"{self.file}: {dotted}: " if dotted else f"{self.file}: "
+        dotted = printable(".".join(p for p in (self.path, key) if p))
+        return f"{printable(self.file)}: {dotted}: " if dotted else f"{printable(self.file)}: "
 
     def fail_value(self, key: str, message: str) -> FieldValueError:
         return FieldValueError(f"{self._where(key)}{message}")

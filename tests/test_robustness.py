@@ -776,3 +776,27 @@ def test_a_document_over_64_mib_is_refused_unread(tmp_path, capsys):
     code, out, err = run(capsys, "solve", big)
     refused(code, out, err, expected=3)
     assert "65 MiB: expected a file of at most 64 MiB" in err
+
+
+WL = "model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 500, output_tokens: 100}\n"
+
+
+@pytest.mark.parametrize(
+    "extra, expected, shown",
+    [
+        pytest.param('"bad\\nkey": 1\n', 5, "w.yaml: bad\\nkey: unknown key", id="key"),
+        pytest.param('slo: {ttft_s: {"p9\\n9": 1}}\n', 5, "slo.ttft_s.p9\\n9: unknown key", id="nested-key"),
+        pytest.param('pricing: {files: ["a\\nb.yaml"]}\n', 3, "a\\nb.yaml", id="price-file"),
+        pytest.param('engine_version: "0.1\\n9"\n', 7, "engine_version: expected a version", id="engine-version"),
+        pytest.param('served_model_name: "a\\nb"\n', 7, "served_model_name: expected a model id", id="served-name"),
+        pytest.param('"\\e[2Jkey": 1\n', 5, "\\x1b[2Jkey: unknown key", id="terminal-escape"),
+    ],
+)
+def test_a_line_break_or_escape_the_user_gave_keeps_the_error_on_one_line(tmp_path, capsys, extra, expected, shown):
+    # A key with a line break printed the error over two lines (the second without "error: "),
+    # an engine_version of "0.1\n9" was taken (its factors those of release 0.1), a served name
+    # with a line break split the launch line.
+    path = write(tmp_path / "w.yaml", WL + extra)
+    code, out, err = run(capsys, "solve", path)
+    refused(code, out, err, expected=expected)
+    assert shown in err
