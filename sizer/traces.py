@@ -310,7 +310,11 @@ def read_trace_file(path: Path | str, label: str | None = None, *, time_unit: st
     frame = _read_frame(path, label)
     roles: dict[str, tuple[str, str | None]] = {}
     ignored = []
+    names = {str(c) for c in frame.columns}
     for col in frame.columns:
+        twin = re.fullmatch(r"(.+)\.(\d+)", str(col))  # pandas renames a repeated header x to x.1
+        if twin and twin.group(1) in names and _role_of(twin.group(1))[0] is not None:
+            raise FieldValueError(f"{label}: the column {twin.group(1)!r} is given twice; keep one")
         role, unit = _role_of(col)
         if role is None:
             ignored.append(str(col))

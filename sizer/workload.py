@@ -661,6 +661,13 @@ def _traffic(t: Fields, base_dir: Path, catalog_root: Path | None = None) -> Tra
                     raise t.fail_value(key, f"also given by the trace's {column} column; give it in one place")
                 pts = np.percentile(values, [50.0, 90.0, 99.0])
                 lengths[key] = LengthDist(percentiles=tuple((p, float(v)) for p, v in zip((50.0, 90.0, 99.0), pts)), cap=float(values.max()))
+            elif role in dict(summary.columns) and not t.has(key):  # the column is there, with no length in it
+                column = dict(summary.columns)[role]
+                raise t.fail_value(
+                    key,
+                    f"the trace's {column} column has no length above 0 ({summary.zero_lengths:,} zero and {summary.missing_lengths:,} blank lengths in the trace's length columns): "
+                    f"give traffic.{key} (a number of tokens, or percentiles)",
+                )
     if profile:
         peak = max(profile)
         if not MIN_REQUESTS_PER_S <= peak <= MAX_REQUESTS_PER_S:

@@ -800,3 +800,23 @@ def test_a_line_break_or_escape_the_user_gave_keeps_the_error_on_one_line(tmp_pa
     code, out, err = run(capsys, "solve", path)
     refused(code, out, err, expected=expected)
     assert shown in err
+
+
+def test_a_trace_column_given_twice_is_refused(tmp_path, capsys):
+    # pandas renames the second prompt_tokens to prompt_tokens.1, which was ignored unremarked
+    # but for ignored_columns: which of the two the user meant cannot be told.
+    write(tmp_path / "t.csv", "timestamp,prompt_tokens,output_tokens,prompt_tokens\n1,100,10,5\n2,100,10,5\n")
+    w = write(tmp_path / "w.yaml", "model: llama-3.1-8b\ntraffic: {trace: t.csv}\n")
+    code, out, err = run(capsys, "solve", w)
+    refused(code, out, err, expected=7)
+    assert "the column 'prompt_tokens' is given twice" in err
+
+
+def test_a_trace_length_column_of_zeros_says_so(tmp_path, capsys):
+    # All-zero prompt lengths (left out of the lengths) ended as "traffic.prompt_tokens: required
+    # field is missing", with nothing about the trace.
+    write(tmp_path / "t.csv", "timestamp,prompt_tokens,output_tokens\n1700000000,0,0\n1700000001,0,\n")
+    w = write(tmp_path / "w.yaml", "model: llama-3.1-8b\ntraffic: {trace: t.csv}\n")
+    code, out, err = run(capsys, "solve", w)
+    refused(code, out, err, expected=7)
+    assert "the trace's prompt_tokens column has no length above 0 (3 zero and 1 blank" in err
