@@ -381,6 +381,8 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
         f.check_keys(_GPU_KEYS)
         aliases = f.string_list("aliases", ())
         for key in (name, *aliases):
+            if not key.strip() or not key.isprintable():
+                raise f.fail_value("name" if key is name else "aliases", f"expected a device name (printable, not blank), got {key!r}")
             if key.lower() in seen:
                 raise f.fail_value("aliases", f"{key!r} already names {seen[key.lower()]!r}")
             seen[key.lower()] = name

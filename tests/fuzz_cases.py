@@ -442,6 +442,28 @@ def user_prices_case(rng: random.Random) -> Case:
     return Case(kind="user-prices", files=files, argv=[argv], repeat=rng.random() < 0.1)
 
 
+def gpus_case(rng: random.Random) -> Case:
+    """A catalog folder whose gpus.yaml has one device's field changed (the rest linked to the shipped one)."""
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "catalogs" / "gpus.yaml").read_text(encoding="utf-8"))
+    entry = rng.choice(doc["gpus"])
+    key = rng.choice(sorted(k for k in entry if k != "sources"))
+    r = rng.random()
+    if r < 0.6:
+        entry[key] = rng.choice(BAD_VALUES)
+    elif r < 0.8:
+        entry.pop(key)
+    elif r < 0.9 and isinstance(entry[key], (int, float)) and not isinstance(entry[key], bool):
+        entry[key] = entry[key] * rng.choice([1e-6, 0.01, 100, 1e6])
+    else:
+        entry["aliases"] = [*entry.get("aliases", []), rng.choice(["", " ", "H100-SXM", "a\nb"])]
+    files = {"cat/gpus.yaml": json.dumps(doc, allow_nan=True), "w.yaml": to_yaml(valid_workload(rng))}
+    cmd = rng.choice([["solve", "{dir}/w.yaml", "--format", "json"], ["compare", "{dir}/w.yaml", "--format", "json"], ["catalog", "gpus", "--format", "json"],
+                      ["explain", "--model", "llama-3.1-8b", "--device", entry.get("name", "H100-SXM") if isinstance(entry.get("name"), str) else "H100-SXM", "--format", "json"]])
+    return Case(kind="gpus", files=files, argv=[cmd + ["--catalog", "{dir}/cat"]])
+
+
 def _flag_value(rng: random.Random, good: list[str]) -> str:
     return rng.choice(good) if rng.random() < 0.8 else rng.choice(["nan", "inf", "-1", "0", "1e308", "x", "", "1:2", "1:2:0", "1,,2", "-0", "1e-300", "99999999999999999999"])
 
@@ -557,6 +579,7 @@ def relation_case(rng: random.Random) -> Case:
 
 GENERATORS = {
     "user_prices": user_prices_case,
+    "gpus": gpus_case,
     "workload": workload_case,
     "yaml": yaml_text_case,
     "trace": trace_case,
@@ -565,7 +588,7 @@ GENERATORS = {
     "flags": flags_case,
     "relation": relation_case,
 }
-WEIGHTS = {"workload": 30, "yaml": 6, "trace": 8, "config": 10, "prices": 6, "user_prices": 5, "flags": 25, "relation": 15}
+WEIGHTS = {"workload": 30, "yaml": 6, "trace": 8, "config": 10, "prices": 6, "user_prices": 5, "gpus": 4, "flags": 25, "relation": 15}
 
 
 def generate(seed: int, kind: str | None = None) -> Case:
@@ -590,7 +613,7 @@ def write_files(case: Case, folder: Path) -> None:
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
     if any(n.startswith("cat/") for n in case.files):
         shipped = ROOT / "catalogs"
-        for name in ("gpus.yaml", "models", "efficiency.json", "measurements"):
+        for name in ("gpus.yaml", "prices.yaml", "models", "efficiency.json", "measurements", "datasets.yaml"):
             target = folder / "cat" / name
             if not target.exists():
                 target.symlink_to(shipped / name)

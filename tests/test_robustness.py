@@ -820,3 +820,17 @@ def test_a_trace_length_column_of_zeros_says_so(tmp_path, capsys):
     code, out, err = run(capsys, "solve", w)
     refused(code, out, err, expected=7)
     assert "the trace's prompt_tokens column has no length above 0 (3 zero and 1 blank" in err
+
+
+@pytest.mark.parametrize("sub, field", [("- name: H100-SXM", "name"), ("aliases: [A100-SXM4-40GB,", "aliases")])
+def test_a_blank_device_name_in_a_catalog_is_refused(tmp_path, capsys, sub, field):
+    # gpus.yaml with `name: ''` loaded, and the device then failed every price row as unknown.
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    for name in ("prices.yaml", "models", "efficiency.json", "measurements", "datasets.yaml"):
+        (cat / name).symlink_to(ROOT / "catalogs" / name)
+    text = (ROOT / "catalogs" / "gpus.yaml").read_text(encoding="utf-8")
+    write(cat / "gpus.yaml", text.replace(sub, "- name: ''" if field == "name" else "aliases: [' ',", 1))
+    code, out, err = run(capsys, "catalog", "gpus", "--catalog", cat)
+    refused(code, out, err, expected=7)
+    assert f".{field}: expected a device name (printable, not blank)" in err
