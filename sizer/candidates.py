@@ -484,8 +484,11 @@ def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model) -> 
     return table.basis(cfg.device, engine.engine, cfg.weight_dtype, architecture_of(model), engine.version)
 
 
-def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], rates_rps: list[float]) -> LoadPoint:
-    """Latency of the given feasible candidates at the given per-replica rates."""
+def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], rates_rps: list[float], at_confidence: bool = True) -> LoadPoint:
+    """Latency of the given feasible candidates at the given per-replica rates: at the workload's
+    slo.confidence, as the candidates were sized (every step k times as long, TTFT at k_ttft of the
+    prediction: evidence.confidence_scales), unless `at_confidence` is False (the model's own
+    estimate; the same at the default 0.5)."""
     rows = []
     for e in evaluated:
         gpu = catalog.gpu(e.config.device)
@@ -496,5 +499,12 @@ def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated],
         max_num_seqs=np.array([e.engine.max_num_seqs for e in evaluated], dtype=float),
         max_num_batched_tokens=np.array([e.engine.max_num_batched_tokens for e in evaluated], dtype=float),
     )
-    return evaluate_load(step, np.asarray(rates_rps, dtype=float), demand_of(workload), limits)
+    rates = np.asarray(rates_rps, dtype=float)
+    if not at_confidence or workload.slo.confidence == 0.5:
+        return evaluate_load(step, rates, demand_of(workload), limits)
+    from .evidence import confidence_scales, stretched
+
+    k, k_ttft = confidence_scales(workload, catalog, [e.config.device for e in evaluated])
+    point = evaluate_load(stretched(step, k), rates, demand_of(workload), limits)
+    return replace(point, ttft_s={key: v * (k_ttft / k) for key, v in point.ttft_s.items()})
 

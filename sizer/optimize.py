@@ -121,7 +121,7 @@ class Deployment:
     candidate: Evaluated  # evaluated on the pool's size range; price = the hourly offer's (or the reserved one's)
     replicas: int  # in the peak hour
     load_rps_per_replica: float  # in the hour where replicas are most loaded
-    ttft_p99_s: float
+    ttft_p99_s: float  # at the workload's slo.confidence, as the pool was sized (the model's own estimate at 0.5)
     tpot_p99_s: float
     running_batch_mean: float
     cost_usd_per_hour: float  # mean over the hours (the steady hour, or the day / 24)
@@ -137,6 +137,8 @@ class Deployment:
     kv_headroom_fraction: float = 0.0  # 1 - p99 running batch / sequences the pool admits, at the load
     instance_note: str | None = None  # the device's cheapest offer cannot hold the replica: which one is used instead
     evidence: object | None = None  # evidence.DeploymentEvidence: rows behind it, error bands (sizer solve)
+    ttft_p99_s_model: float | None = None  # the model's own estimate (confidence 0.5); None: ttft_p99_s is it
+    tpot_p99_s_model: float | None = None
 
     @property
     def price(self) -> Price:
@@ -956,13 +958,16 @@ def build_deployments(catalog: Catalog, specs: list[DeploymentSpec]) -> list[Dep
     at: dict[int, tuple] = {}
     for members in groups.values():
         w = specs[members[0]].workload
-        point = load_point(w, catalog, [specs[i].candidate for i in members], [specs[i].load_rps for i in members])
+        cands, loads = [specs[i].candidate for i in members], [specs[i].load_rps for i in members]
+        point = load_point(w, catalog, cands, loads)
+        model = load_point(w, catalog, cands, loads, at_confidence=False) if w.slo.confidence != 0.5 else None
         for j, i in enumerate(members):
-            at[i] = (point, j)
+            at[i] = (point, j, model)
     return [_deployment_at(spec, *at[i]) for i, spec in enumerate(specs)]
 
 
-def _deployment_at(spec: DeploymentSpec, point, j: int) -> Deployment:
+def _deployment_at(spec: DeploymentSpec, point, j: int, model=None) -> Deployment:
+    """`point`: the latencies at the workload's confidence; `model`: the model's own (None at 0.5)."""
     e, workload = spec.candidate, spec.workload
     cost = spec.replicas * e.usd_per_replica_hour if spec.cost_usd_per_hour is None else spec.cost_usd_per_hour
     concurrency = _concurrency(e)
@@ -986,6 +991,8 @@ def _deployment_at(spec: DeploymentSpec, point, j: int) -> Deployment:
         instance_gpus=spec.instance_gpus,
         kv_headroom_fraction=headroom,
         instance_note=spec.instance_note,
+        ttft_p99_s_model=None if model is None else float(model.ttft_s["p99"][j]),
+        tpot_p99_s_model=None if model is None else float(model.tpot_s["p99"][j]),
     )
 
 

@@ -93,6 +93,8 @@ def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True, as_of=No
         "load_rps_per_replica": _r(d.load_rps_per_replica, 6),
         "ttft_p99_s": _r(d.ttft_p99_s, _TIME_DIGITS),
         "tpot_p99_s": _r(d.tpot_p99_s, _TIME_DIGITS),
+        "ttft_p99_s_model": _r(d.ttft_p99_s if d.ttft_p99_s_model is None else d.ttft_p99_s_model, _TIME_DIGITS),
+        "tpot_p99_s_model": _r(d.tpot_p99_s if d.tpot_p99_s_model is None else d.tpot_p99_s_model, _TIME_DIGITS),
         "kv_headroom_fraction": _r(d.kv_headroom_fraction, 6),
         "binding": e.binding,
         "cost_usd_per_hour": _r(d.cost_usd_per_hour, _MONEY_DIGITS),
@@ -538,6 +540,8 @@ def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
                 f"against the 0.5 plan ({c['baseline_gpus']} GPUs, ${c['baseline_cost_usd_per_hour']:,.2f}/h): SLOs sized to hold at the "
                 f"{data['confidence']:g} quantile of the model's error"
             )
+    if data.get("confidence", 0.5) != 0.5:
+        lines.append(_model_estimate_line(plan, data))
     p = data["at_p50"]
     if p is not None and p["gpus"]:
         pct = "/".join(sorted({k for k, _ in (*plan.workload.slo.ttft_s, *plan.workload.slo.tpot_s)}))
@@ -550,6 +554,24 @@ def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
                 f"{p['gpus']} GPUs, ${p['cost_usd_per_hour']:,.2f}/h; this plan takes {p['p99_extra_gpus_fraction'] * 100:+.0f} % GPUs for the tail"
             )
     return lines
+
+
+def _model_estimate_line(plan: Plan, data: dict[str, Any]) -> str:
+    """At a confidence other than 0.5: the table's p99s are those the pools were sized at; the
+    model's own estimates beside them, and whether they break a bound (below 0.5 they may: such a
+    plan bets that the model is pessimistic)."""
+    slo = plan.workload.slo
+    bound = {"TTFT": dict(slo.ttft_s).get("p99"), "TPOT": dict(slo.tpot_s).get("p99")}
+    parts, over = [], []
+    for d in data["deployments"]:
+        figures = {"TTFT": d["ttft_p99_s_model"], "TPOT": d["tpot_p99_s_model"]}  # None: unbounded (a queue that never drains)
+        shown = {m: "unbounded" if v is None else f"{v:.3f} s" for m, v in figures.items()}
+        parts.append(f"{d['device']} tp={d['tp']}: " + ", ".join(f"{m} p99 {t}" for m, t in shown.items()))
+        over += [f"{d['device']} {m} {shown[m]} > {bound[m]:g} s" for m, v in figures.items() if bound[m] is not None and (v is None or v > bound[m] * (1 + 1e-9))]
+    line = f"          the table's TTFT/TPOT p99 are at confidence {data['confidence']:g}; the model's own estimates (JSON *_p99_s_model): " + "; ".join(parts)
+    if over:
+        line += f". Over the SLO by the model's own estimate: {', '.join(over)} (a plan below 0.5 bets that the model is pessimistic)"
+    return line
 
 
 def _price_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
