@@ -344,6 +344,41 @@ def total_weight_bytes(model: ModelArch, weight_dtype: str) -> float:
 
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 
+# What transformers (and vLLM, which builds its config with it) takes for a field a model type's
+# config.json leaves out. Google's Gemma 3 checkpoints (google/gemma-3-{4b,12b,27b}-it) give no
+# vocab_size, max_position_embeddings or sliding_window_pattern in text_config: the class
+# defaults decide them. Only fields that change memory or speed; a field the config gives wins.
+TRANSFORMERS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "gemma3_text": (
+        "transformers models/gemma3/configuration_gemma3.py Gemma3TextConfig.__init__ (layer_types from "
+        "sliding_window_pattern, default 6: every 6th layer full)",
+        {
+            "vocab_size": 262_208,
+            "max_position_embeddings": 131_072,
+            "head_dim": 256,
+            "num_key_value_heads": 4,
+            "sliding_window": 4096,
+            "sliding_window_pattern": 6,
+            "tie_word_embeddings": True,
+        },
+    ),
+}
+
+
+def _with_type_defaults(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """`cfg` with its model type's TRANSFORMERS_DEFAULTS for the fields it leaves out (each said
+    in `notes`). A Gemma 3 wrapper's text_config without a model_type is gemma3_text."""
+    model_type = cfg.get("model_type")
+    entry = TRANSFORMERS_DEFAULTS.get(str(model_type)) if model_type is not None else None
+    if entry is None:
+        return cfg
+    source, defaults = entry
+    missing = {k: v for k, v in defaults.items() if cfg.get(k) is None and not (k == "sliding_window_pattern" and cfg.get("layer_types"))}
+    if not missing:
+        return cfg
+    notes.append(f"{', '.join(f'{k} {v:,}' if isinstance(v, int) and not isinstance(v, bool) else f'{k} {v}' for k, v in missing.items())}: not in the config; taken as transformers' defaults, as vLLM loads it ({source})")
+    return {**cfg, **missing}
+
 
 def resolve_config_path(path: Path) -> Path:
     """A config.json path, or a folder that holds one."""
@@ -659,8 +694,13 @@ def arch_from_config(
         for key in ("quantization_config", "tie_word_embeddings", "torch_dtype", "dtype"):
             if key in cfg and key not in text:
                 text[key] = cfg[key]
+        if "model_type" not in text and str(outer.get("model_type")) == "gemma3":
+            text["model_type"] = "gemma3_text"  # Gemma3Config's text_config class
         cfg = text
         notes.append("multimodal: language model from text_config")
+    n_notes = len(notes)
+    cfg = _with_type_defaults(cfg, notes)
+    defaults_used = tuple(notes[n_notes:])  # said as a warning: figures not in the user's file
     for key in _REQUIRED:
         _int(cfg, key, where)
 
@@ -825,7 +865,7 @@ def arch_from_config(
         published_params=published_params,
         published_params_source=published_params_source,
         notes=tuple(notes),
-        warnings=unmodelled_fields(cfg, outer, chunked_attention=bool(chunk), vision_counted=bool(vision)),
+        warnings=(*defaults_used, *unmodelled_fields(cfg, outer, chunked_attention=bool(chunk), vision_counted=bool(vision))),
     )
 
 

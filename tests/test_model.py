@@ -140,3 +140,26 @@ def test_unknown_fields_are_ignored(tmp_path):
     cfg["some_future_field"] = {"nested": [1, 2, 3]}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     assert load_config_json(tmp_path / "config.json").total_params() == 8_030_261_248
+
+
+def test_a_gemma_3_config_as_google_publishes_it_takes_transformers_defaults(tmp_path):
+    # google/gemma-3-27b-it's config.json gives no vocab_size, max_position_embeddings or
+    # sliding_window_pattern in text_config (transformers' Gemma3TextConfig defaults decide them:
+    # 262,208, 131,072 and 6); it was refused with "vocab_size: required field is missing". The
+    # result equals the reference config with those figures written out (tests/data/vllm_logs/configs).
+    import json as _json
+
+    from sizer.model import arch_from_config
+
+    ref = _json.loads((Path(__file__).parent / "data" / "vllm_logs" / "configs" / "google--gemma-3-27b-it_config.json").read_text())
+    published = _json.loads(_json.dumps(ref))
+    for key in ("vocab_size", "max_position_embeddings", "sliding_window_pattern", "tie_word_embeddings", "rope_local_base_freq"):
+        published["text_config"].pop(key)
+    published["text_config"].pop("model_type")
+    a = arch_from_config(published, name="g", source="published")
+    b = arch_from_config(ref, name="g", source="reference")
+    assert (a.vocab_size, a.max_position_embeddings, a.layer_types, a.tie_word_embeddings, a.sliding_window) == (b.vocab_size, b.max_position_embeddings, b.layer_types, b.tie_word_embeddings, b.sliding_window)
+    assert a.embedding_params() == b.embedding_params()
+    assert a.layer_types.count("full") == 10  # layers 6, 12, ..., 60 of 62
+    assert any("vocab_size 262,208, max_position_embeddings 131,072, sliding_window_pattern 6" in w for w in a.warnings)
+    assert not any("not in the config" in w for w in b.warnings)
