@@ -365,6 +365,64 @@ TRANSFORMERS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# Model types whose config.json spells the shape in GPT-2's or MPT's names: transformers reads them
+# through each config class's attribute_map (GPT2Config, GPTBigCodeConfig, GPTJConfig, BloomConfig,
+# FalconConfig, MptConfig), and sizer through this table: (the standard name, the type's own names).
+ATTRIBUTE_NAMES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "gpt2": (("hidden_size", ("n_embd",)), ("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",)), ("max_position_embeddings", ("n_positions",)), ("intermediate_size", ("n_inner",))),
+    "gpt_bigcode": (("hidden_size", ("n_embd",)), ("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",)), ("max_position_embeddings", ("n_positions",)), ("intermediate_size", ("n_inner",))),
+    "gptj": (("hidden_size", ("n_embd",)), ("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",)), ("max_position_embeddings", ("n_positions",)), ("intermediate_size", ("n_inner",))),
+    "bloom": (("hidden_size", ("n_embed",)), ("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",))),
+    "falcon": (("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",)), ("intermediate_size", ("ffn_hidden_size",))),
+    "mpt": (("hidden_size", ("d_model",)), ("num_hidden_layers", ("n_layers",)), ("num_attention_heads", ("n_heads",)), ("max_position_embeddings", ("max_seq_len",))),
+}
+
+
+def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """`cfg` with ATTRIBUTE_NAMES' fields under their standard names, and what those classes derive
+    when a field is absent: the MLP 4 x hidden (GPT-2, GPT-J, StarCoder's n_inner null; Bloom;
+    Falcon; MPT's expansion_ratio, default 4), the KV heads (GPTBigCode multi_query, default true:
+    1; Falcon: num_kv_heads with new_decoder_architecture, else 1 with multi_query (default true),
+    else all heads; MPT attn_config.kv_n_heads), tied embeddings (the classes' default true, GPT-J's
+    false). Said in `notes`."""
+    model_type = str(cfg.get("model_type"))
+    names = ATTRIBUTE_NAMES.get(model_type)
+    if names is None:
+        return cfg
+    out = dict(cfg)
+    said = []
+    for std, own in names:
+        if out.get(std) is None:
+            for key in own:
+                if out.get(key) is not None:
+                    out[std] = out.pop(key)  # read under its standard name (not "a field sizer does not read")
+                    said.append(f"{key} as {std}")
+                    break
+    hidden, heads = out.get("hidden_size"), out.get("num_attention_heads")
+    if out.get("intermediate_size") is None and isinstance(hidden, int) and not isinstance(hidden, bool):
+        ratio = out.get("expansion_ratio", 4) if model_type == "mpt" else 4
+        if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0:
+            out["intermediate_size"] = int(ratio * hidden)
+            said.append(f"intermediate_size {out['intermediate_size']:,} ({ratio:g} x hidden)")
+    if out.get("num_key_value_heads") is None and isinstance(heads, int) and not isinstance(heads, bool):
+        kv = None
+        if model_type == "gpt_bigcode":
+            kv = 1 if out.get("multi_query", True) else heads
+        elif model_type == "falcon":
+            kv = out.pop("num_kv_heads", None) if out.get("new_decoder_architecture") else (1 if out.get("multi_query", True) else heads)
+            kv = heads if kv is None else kv
+        elif model_type == "mpt" and isinstance(out.get("attn_config"), Mapping):
+            kv = out["attn_config"].get("kv_n_heads")
+        if kv is not None:
+            out["num_key_value_heads"] = kv
+            said.append(f"num_key_value_heads {kv}")
+    if out.get("tie_word_embeddings") is None:
+        out["tie_word_embeddings"] = model_type != "gptj"
+    if said:
+        notes.append(f"{model_type}: {', '.join(said)} (transformers' attribute_map and defaults of its config class)")
+    return out
+
+
 def _with_type_defaults(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """`cfg` with its model type's TRANSFORMERS_DEFAULTS for the fields it leaves out (each said
     in `notes`). A Gemma 3 wrapper's text_config without a model_type is gemma3_text."""
@@ -616,7 +674,7 @@ def unmodelled_fields(
             + ": DeepSeek sparse attention's indexer (its key cache and top-k attention), not modelled: attention counted as dense"
         )
     for key in ("multi_query", "num_kv_heads", "n_head_kv", "num_key_value_groups"):
-        if _active(cfg.get(key)) and cfg.get("num_key_value_heads") is None:
+        if _active(cfg.get(key)) and cfg.get("num_key_value_heads") is None and str(cfg.get("model_type")) not in ATTRIBUTE_NAMES:
             warn(key, f"KV heads under a name sizer does not read: KV counted with num_key_value_heads = num_attention_heads ({kv_heads})")
     types = cfg.get("layer_types")
     if isinstance(types, list):
@@ -699,7 +757,7 @@ def arch_from_config(
         cfg = text
         notes.append("multimodal: language model from text_config")
     n_notes = len(notes)
-    cfg = _with_type_defaults(cfg, notes)
+    cfg = _with_type_defaults(_standard_names(cfg, notes), notes)
     defaults_used = tuple(notes[n_notes:])  # said as a warning: figures not in the user's file
     for key in _REQUIRED:
         _int(cfg, key, where)

@@ -163,3 +163,30 @@ def test_a_gemma_3_config_as_google_publishes_it_takes_transformers_defaults(tmp
     assert a.layer_types.count("full") == 10  # layers 6, 12, ..., 60 of 62
     assert any("vocab_size 262,208, max_position_embeddings 131,072, sliding_window_pattern 6" in w for w in a.warnings)
     assert not any("not in the config" in w for w in b.warnings)
+
+
+STARCODER = {  # bigcode/starcoder config.json, as published
+    "_name_or_path": "bigcode/starcoder", "architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "multi_query": True,
+    "n_embd": 6144, "n_head": 48, "n_inner": 24576, "n_layer": 40, "n_positions": 8192, "vocab_size": 49152, "torch_dtype": "float32",
+}
+FALCON_7B = {  # tiiuae/falcon-7b config.json, as published (no intermediate size, no KV heads: multi_query)
+    "_name_or_path": "tiiuae/falcon-7b", "model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71, "num_hidden_layers": 32,
+    "multi_query": True, "new_decoder_architecture": False, "parallel_attn": True, "bias": False, "vocab_size": 65024, "torch_dtype": "bfloat16",
+}
+
+
+def test_gpt_2_style_configs_are_read_through_transformers_attribute_names():
+    # StarCoder's n_embd / n_layer / n_head were refused ("hidden_size: required field is missing").
+    # bigcode/starcoder's model card: "The StarCoder models are 15.5B parameter models"; its
+    # attention is multi-query (one KV head). tiiuae/falcon-7b: 7B parameters (6.92B in
+    # transformers' count), multi-query, MLP 4 x 4544.
+    from sizer.model import arch_from_config
+
+    sc = arch_from_config(STARCODER, name="starcoder", source="t")
+    assert (sc.hidden_size, sc.num_hidden_layers, sc.num_attention_heads, sc.num_key_value_heads, sc.max_position_embeddings) == (6144, 40, 48, 1, 8192)
+    assert sc.total_params() / 1e9 == pytest.approx(15.5, rel=0.01)
+    assert not any("not read by sizer" in w for w in sc.warnings)
+    falcon = arch_from_config(FALCON_7B, name="falcon-7b", source="t")
+    assert (falcon.num_key_value_heads, falcon.intermediate_size, falcon.gated_mlp) == (1, 4 * 4544, False)
+    assert falcon.total_params() / 1e9 == pytest.approx(6.92, rel=0.01)
+    assert any("num_key_value_heads 1" in w for w in falcon.warnings)
