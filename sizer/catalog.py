@@ -392,14 +392,14 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 raise f.fail_value(f"sources.{key}", "every figure needs a source: add one")
         interconnect = f.string("interconnect", choices=INTERCONNECTS)
         flops = {
-            "bf16": f.number("bf16_dense_tflops", gt=0) * TERA,
-            "fp8": f.number("fp8_dense_tflops", None, gt=0),
-            "int8": f.number("int8_dense_tops", None, gt=0),
-            "fp4": f.number("fp4_dense_tflops", None, gt=0),
+            "bf16": f.number("bf16_dense_tflops", ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]) * TERA,
+            "fp8": f.number("fp8_dense_tflops", None, ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]),
+            "int8": f.number("int8_dense_tops", None, ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]),
+            "fp4": f.number("fp4_dense_tflops", None, ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]),
         }
         flops = {k: (v * TERA if (k != "bf16" and v is not None) else v) for k, v in flops.items()}
-        memory_gib = f.number("memory_gib", gt=0)
-        usable_gib = f.number("usable_memory_gib", gt=0)
+        memory_gib = f.number("memory_gib", ge=MEMORY_GIB_RANGE[0], le=MEMORY_GIB_RANGE[1])
+        usable_gib = f.number("usable_memory_gib", ge=MEMORY_GIB_RANGE[0], le=MEMORY_GIB_RANGE[1])
         if usable_gib > memory_gib * 1.0001:
             raise f.fail_value("usable_memory_gib", f"expected <= memory_gib ({memory_gib:g}), got {usable_gib:g}")
         gpus.append(
@@ -410,19 +410,27 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 family=f.string("family", "").lower(),
                 memory_bytes=memory_gib * GIB,
                 usable_memory_bytes=usable_gib * GIB,
-                hbm_bytes_per_s=f.number("hbm_gb_per_s", gt=0) * GB,
+                hbm_bytes_per_s=f.number("hbm_gb_per_s", ge=BANDWIDTH_GB_PER_S_RANGE[0], le=BANDWIDTH_GB_PER_S_RANGE[1]) * GB,
                 dense_flops_per_s=flops,
                 interconnect=interconnect,
-                link_bytes_per_s=f.number("link_gb_per_s", gt=0) * GB,
-                gpus_per_node=f.integer("gpus_per_node", ge=1),
-                nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1),
-                network_bytes_per_s=(lambda v: None if v is None else v * GB)(f.number("network_gb_per_s", None, gt=0)),
-                tdp_w=f.number("tdp_w", None, gt=0),
+                link_bytes_per_s=f.number("link_gb_per_s", ge=LINK_GB_PER_S_RANGE[0], le=LINK_GB_PER_S_RANGE[1]) * GB,
+                gpus_per_node=f.integer("gpus_per_node", ge=1, le=100_000),
+                nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1, le=100_000),
+                network_bytes_per_s=(lambda v: None if v is None else v * GB)(f.number("network_gb_per_s", None, ge=LINK_GB_PER_S_RANGE[0], le=LINK_GB_PER_S_RANGE[1])),
+                tdp_w=f.number("tdp_w", None, gt=0, le=1e6),
                 sources={str(k): str(v) for k, v in sources.raw.items()},
             )
         )
     return tuple(gpus)
 
+
+# A device's figures lie within these (three orders of magnitude around every accelerator in the
+# catalog, L4 to B300): outside them a figure is a typo or a unit slip (TFLOPS given as FLOPS), and
+# one of 1e-300 overflowed the latency model's arithmetic.
+FLOPS_RANGE = (0.1, 1e6)  # dense TFLOPS (TOPS for int8)
+MEMORY_GIB_RANGE = (0.5, 1e5)
+BANDWIDTH_GB_PER_S_RANGE = (10.0, 1e6)  # HBM / GDDR
+LINK_GB_PER_S_RANGE = (0.1, 1e6)  # NVLink / PCIe / network, per GPU
 
 _PRICE_KEYS = (
     "device",

@@ -8,6 +8,7 @@ stderr; --debug shows the traceback.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from datetime import date
@@ -656,7 +657,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="sizer", standalone_mode=False)
+        with _quiet_numerics(debug):
+            cli.main(args=args, prog_name="sizer", standalone_mode=False)
     except SizerError as exc:
         if debug:
             raise
@@ -682,6 +684,23 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: internal error (a bug in sizer; `sizer --debug ...` shows where): {type(exc).__name__}: {_one_line(exc)}", err=True)
         sys.exit(INTERNAL_ERROR_EXIT_CODE)
     sys.exit(0)
+
+
+@contextlib.contextmanager
+def _quiet_numerics(debug: bool):
+    """numpy's floating-point warnings kept off the user's stderr (an overflow to inf is a
+    figure the model then handles: infeasible, unbounded, null in JSON); `--debug` shows them.
+    The tests turn every warning into an error, so the library's own stay visible there."""
+    if debug:
+        yield
+        return
+    import warnings
+
+    import numpy as np
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _one_line(exc: BaseException | str, limit: int | None = 300) -> str:

@@ -240,7 +240,10 @@ def test_other_configs_fields_are_found_by_the_mechanism_not_a_list_of_models(tm
     phi3 = load_config_json(_config(tmp_path, "phi3", model_type="phi3", sliding_window=2047))
     assert any(w.startswith("sliding_window = 2,047") and "every layer holds the whole context" in w for w in phi3.warnings)
     falcon = load_config_json(_config(tmp_path, "falcon", model_type="falcon", multi_query=True, num_key_value_heads=None))
-    assert any(w.startswith("multi_query = true") for w in falcon.warnings)
+    assert falcon.num_key_value_heads == 1  # FalconConfig's multi_query: one KV head (model.ATTRIBUTE_NAMES), said
+    assert any("num_key_value_heads 1" in w for w in falcon.warnings)
+    custom = load_config_json(_config(tmp_path, "custom", model_type="custom", multi_query=True, num_key_value_heads=None))
+    assert any(w.startswith("multi_query = true") for w in custom.warnings)  # a type sizer has no rule for: named
     hybrid = load_config_json(_config(tmp_path, "nemotron", hybrid_override_pattern="M-M-M*-"))
     assert any(w.startswith("hybrid_override_pattern") for w in hybrid.warnings)
     odd = load_config_json(_config(tmp_path, "odd", num_memory_layers=4, bos_token_id=1, initializer_range=0.02, router_aux_loss_coef=0.1))

@@ -834,3 +834,26 @@ def test_a_blank_device_name_in_a_catalog_is_refused(tmp_path, capsys, sub, fiel
     code, out, err = run(capsys, "catalog", "gpus", "--catalog", cat)
     refused(code, out, err, expected=7)
     assert f".{field}: expected a device name (printable, not blank)" in err
+
+
+def test_a_device_figure_out_of_any_accelerators_range_is_refused(tmp_path, capsys):
+    # benchmarks/fuzz.py (seed 20261264786520): H200-SXM's fp8_dense_tflops of 1e-300 overflowed
+    # the latency model (numpy RuntimeWarnings printed before the refusal).
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    for name in ("prices.yaml", "models", "efficiency.json", "measurements", "datasets.yaml"):
+        (cat / name).symlink_to(ROOT / "catalogs" / name)
+    text = (ROOT / "catalogs" / "gpus.yaml").read_text(encoding="utf-8")
+    write(cat / "gpus.yaml", text.replace("fp8_dense_tflops: 1978.9", "fp8_dense_tflops: 1.0e-300", 1))
+    code, out, err = run(capsys, "catalog", "gpus", "--catalog", cat)
+    refused(code, out, err, expected=7)
+    assert "fp8_dense_tflops: expected a number >= 0.1 and <= 1e+06, got 1e-300" in err
+
+
+def test_numpy_warnings_never_reach_the_users_stderr(tmp_path):
+    # The CLI runs with numpy's floating-point warnings off (cli._quiet_numerics): an overflow to
+    # inf is a figure the model handles. A profile of 1e308 took this path before (issue 10, 12).
+    w = write(tmp_path / "w.yaml", "model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 500, output_tokens: 100}\nslo: {tpot_s: 1.0e-9}\n")
+    proc, _ = run_subprocess("solve", w, cwd=tmp_path)
+    assert proc.returncode == 9
+    assert "Warning" not in proc.stderr and all(line.startswith("error: ") for line in proc.stderr.splitlines())
