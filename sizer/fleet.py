@@ -496,6 +496,28 @@ def _rented(n: np.ndarray, offer: Offer, slots: float) -> tuple[np.ndarray, np.n
     return gpus * offer.usd_per_gpu_hour, gpus
 
 
+ENUMERATED_RESERVED_COUNTS = 4096  # up to this peak every reserved count is tried
+
+
+def _reserved_counts(need: np.ndarray, peak: int, period: int) -> np.ndarray:
+    """The reserved counts z worth trying for mixed pricing: every one of 0..peak when there are
+    at most ENUMERATED_RESERVED_COUNTS; else those within `period` (the GPUs of an instance, the
+    period of its whole-instance rounding in z) of 0, of peak and of every hour's need. Between
+    two consecutive needs the cost is linear in z (the reserved price times z against the hourly
+    price times the hours still above z) plus whole-instance rounding of that period, so its
+    least value lies within one period of an end: the same optimum, without enumerating a peak of
+    49 billion replicas (fuzz seed 20261264788382: 366 GiB asked for). A budget or availability
+    limit can cut an interval inside, where no end lies: an even grid of ENUMERATED_RESERVED_COUNTS
+    points over 0..peak is tried too, so the count chosen is then within peak / 4096 of the best."""
+    if peak + 1 <= ENUMERATED_RESERVED_COUNTS:
+        return np.arange(peak + 1, dtype=float)
+    grid = np.round(np.linspace(0.0, float(peak), ENUMERATED_RESERVED_COUNTS))
+    ends = np.unique(np.concatenate([[0.0, float(peak)], need]))
+    offsets = np.arange(-period, period + 1, dtype=float)
+    near = np.clip((ends[:, None] + offsets[None, :]).ravel(), 0.0, float(peak))
+    return np.unique(np.concatenate([near, grid]))
+
+
 def single_plan(option: Option, problem: FleetProblem) -> SinglePlan:
     """The cheapest way to serve every hour's demand with this option alone (range 0), under the
     constraints: replicas per hour from replicas_needed; the reserved count z (mixed pricing)
@@ -507,7 +529,7 @@ def single_plan(option: Option, problem: FleetProblem) -> SinglePlan:
     need = np.array([replicas_needed(d, rate, c) for d in problem.demand_rps], dtype=float)
     peak = int(need.max())
     if option.reserved is not None and option.hourly is not None:
-        z = np.arange(peak + 1, dtype=float)[:, None]  # candidate reserved counts
+        z = _reserved_counts(need, peak, max(option.reserved.instance_gpus, option.hourly.instance_gpus))[:, None]  # candidate reserved counts
     elif option.reserved is not None:
         z = np.array([[float(peak)]])
     else:

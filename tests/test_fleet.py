@@ -510,3 +510,30 @@ def test_constraints_are_named_in_the_program():
     ):
         assert prob.get_constraint_by_name(name) is not None, name
     assert math.isfinite(_solve(problem).cost_usd_per_horizon)
+
+
+def test_mixed_pricing_tries_only_the_reserved_counts_that_can_be_best():
+    # fuzz seed 20261264788382: an option with a near-zero rate needed 49 billion replicas, and the
+    # reserved count was enumerated 0..peak (366 GiB). Above ENUMERATED_RESERVED_COUNTS, the counts
+    # near 0, peak and each hour's need (within one instance's GPUs) and an even grid are tried.
+    # By hand: cost(z) = z + 2 sum_h max(n_h - z, 0) over needs (10, 10, 10^7) falls with slope
+    # 1 - 6 = -5 below 10 and 1 - 2 = -1 above, so it is least at z = 10^7 (cost 10^7).
+    import numpy as np
+
+    from sizer.fleet import ENUMERATED_RESERVED_COUNTS, _reserved_counts
+
+    need = np.array([10.0, 10.0, 1e7])
+    z = _reserved_counts(need, int(need.max()), 8)
+    assert len(z) < 3 * 17 + ENUMERATED_RESERVED_COUNTS + 2
+    assert {0.0, 10.0, 1e7, 2.0, 18.0} <= set(z.tolist())
+
+    def cost(zs, needs, reserved=1.0, hourly=2.0):
+        zs = np.asarray(zs, dtype=float)[:, None]
+        return reserved * zs[:, 0] + hourly * np.maximum(needs[None, :] - zs, 0.0).sum(axis=1)
+
+    assert z[np.argmin(cost(z, need))] == 1e7
+    small = np.array([10.0, 10.0, 5000.0])  # beyond the enumeration limit too, and small enough to check every count
+    every = np.arange(5001.0)
+    cand = _reserved_counts(small, 5000, 8)
+    for r, h in ((1.0, 2.0), (3.0, 2.0), (1.5, 1.0), (0.9, 1.0)):
+        assert cost(cand, small, r, h).min() == cost(every, small, r, h).min()
