@@ -459,6 +459,13 @@ def _with_capacity(
     if rate <= 0:
         reason = _latency_reason(cap.at_zero, j, workload, cap.zero_violations, m, engine.max_num_seqs, scales)
         return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
+    peak = workload.traffic.requests_per_s
+    if rate * MAX_REPLICAS_PER_POOL < peak:  # within its bounds only at a trickle: no fleet to plan
+        reason = (
+            f"within its bounds only up to {rate:.3g} req/s per replica ({cap.binding[j]} binds just above a trickle): "
+            f"{MAX_REPLICAS_PER_POOL:,} replicas would carry {rate * MAX_REPLICAS_PER_POOL:.3g} of the {peak:g} req/s"
+        )
+        return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
     return Evaluated(
         config=cfg,
         stage="feasible",
@@ -472,6 +479,12 @@ def _with_capacity(
         rate_exact=bool(cap.exact[j]),
         factors_basis=_factors_basis(catalog_root, cfg, engine, workload.model),
     )
+
+
+MAX_REPLICAS_PER_POOL = 100_000
+"""A configuration that would need more replicas than this to carry the workload's peak serves it
+only at a trickle (a bound at its zero-load latency): it is refused with that reason, not planned
+as 49 billion replicas (fuzz seed 20261264788382) with a break-even of $2.8 billion per GPU-hour."""
 
 
 def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model) -> dict | None:

@@ -857,3 +857,21 @@ def test_numpy_warnings_never_reach_the_users_stderr(tmp_path):
     proc, _ = run_subprocess("solve", w, cwd=tmp_path)
     assert proc.returncode == 9
     assert "Warning" not in proc.stderr and all(line.startswith("error: ") for line in proc.stderr.splitlines())
+
+
+def test_a_configuration_serving_only_a_trickle_is_refused_not_planned_by_the_billion(tmp_path, capsys):
+    # fuzz seed 20261264788382: A10G's TPOT at batch 1 sits just under the 0.04076 s bound, so it
+    # serves 7.35e-10 req/s per replica; the alternative was 49,187,962,311 x A10G (mixed pricing
+    # then asked for 366 GiB), the break-even $2.8 billion per GPU-hour.
+    w = write(
+        tmp_path / "w.yaml",
+        "model: llama-3.1-8b\ntraffic: {prompt_tokens: 3355, output_tokens: {p99: 7}, requests_per_s: 36.13}\n"
+        "slo: {ttft_s: {p99: 8.506}, tpot_s: 0.04076}\nsearch: {devices: [A10G, H200-SXM], pp: [1]}\npricing: {kind: mixed}\n",
+    )
+    code, out, err = run(capsys, "solve", w, "--format", "json")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert all(d["device"] != "A10G" for d in plan["deployments"] + plan["alternatives"])
+    reason = next(r["reason"] for r in plan["rejected"] if r["device"] == "A10G")
+    assert "req/s per replica" in reason and "100,000 replicas would carry" in reason
+    assert plan["break_even_usd_per_gpu_hour"] is None or plan["break_even_usd_per_gpu_hour"] < 1e4
