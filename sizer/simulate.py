@@ -631,6 +631,9 @@ def plan_replicas(workload: Workload, catalog: Catalog, plans: list[str] | None 
     out = []
     for text in plans:
         device, tp, pp, kv, wd = parse_plan(text)
+        from .engines import resolve_kv_dtype
+
+        kv = resolve_kv_dtype(kv, workload.model)  # vLLM's default `auto`: the checkpoint's dtype, as everywhere else
         gpu = catalog.gpu(device, where="--plan: ")
         search = replace(workload.search, devices=(gpu.name,), tp=(tp,), pp=(pp,), kv_dtypes=(kv,), weight_dtypes=(wd,))
         found = [e for e in evaluate_candidates(replace(workload, search=search), catalog) if e.config.tp == tp and e.config.pp == pp]

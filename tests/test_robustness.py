@@ -875,3 +875,12 @@ def test_a_configuration_serving_only_a_trickle_is_refused_not_planned_by_the_bi
     reason = next(r["reason"] for r in plan["rejected"] if r["device"] == "A10G")
     assert "req/s per replica" in reason and "100,000 replicas would carry" in reason
     assert plan["break_even_usd_per_gpu_hour"] is None or plan["break_even_usd_per_gpu_hour"] < 1e4
+
+
+def test_simulate_plan_takes_vllms_auto_kv_dtype(tmp_path, capsys):
+    # `--plan H100-SXM,1,1,auto,bf16` was refused ("vLLM has no 'auto' KV cache"), though auto is
+    # vLLM's default --kv-cache-dtype and every other command takes it (the checkpoint's dtype).
+    w = write(tmp_path / "w.yaml", WL)
+    code, out, err = run(capsys, "simulate", w, "--plan", "H100-SXM,1,1,auto,bf16", "--duration-s", "5", "--format", "json")
+    assert code in (0, 11), err
+    assert json.loads(out)["simulations"][0]["configuration"]["kv_dtype"] == "bf16"
