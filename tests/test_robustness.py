@@ -822,14 +822,20 @@ def test_a_trace_length_column_of_zeros_says_so(tmp_path, capsys):
     assert "the trace's prompt_tokens column has no length above 0 (3 zero and 1 blank" in err
 
 
-@pytest.mark.parametrize("sub, field", [("- name: H100-SXM", "name"), ("aliases: [A100-SXM4-40GB,", "aliases")])
-def test_a_blank_device_name_in_a_catalog_is_refused(tmp_path, capsys, sub, field):
-    # gpus.yaml with `name: ''` loaded, and the device then failed every price row as unknown.
+def _catalog_copy(tmp_path: Path) -> tuple[Path, str]:
+    """A catalog folder linked to the shipped one but for gpus.yaml (to be written), and the
+    shipped gpus.yaml's text."""
     cat = tmp_path / "cat"
     cat.mkdir()
     for name in ("prices.yaml", "models", "efficiency.json", "measurements", "datasets.yaml"):
         (cat / name).symlink_to(ROOT / "catalogs" / name)
-    text = (ROOT / "catalogs" / "gpus.yaml").read_text(encoding="utf-8")
+    return cat, (ROOT / "catalogs" / "gpus.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("sub, field", [("- name: H100-SXM", "name"), ("aliases: [A100-SXM4-40GB,", "aliases")])
+def test_a_blank_device_name_in_a_catalog_is_refused(tmp_path, capsys, sub, field):
+    # gpus.yaml with `name: ''` loaded, and the device then failed every price row as unknown.
+    cat, text = _catalog_copy(tmp_path)
     write(cat / "gpus.yaml", text.replace(sub, "- name: ''" if field == "name" else "aliases: [' ',", 1))
     code, out, err = run(capsys, "catalog", "gpus", "--catalog", cat)
     refused(code, out, err, expected=7)
@@ -839,11 +845,7 @@ def test_a_blank_device_name_in_a_catalog_is_refused(tmp_path, capsys, sub, fiel
 def test_a_device_figure_out_of_any_accelerators_range_is_refused(tmp_path, capsys):
     # benchmarks/fuzz.py (seed 20261264786520): H200-SXM's fp8_dense_tflops of 1e-300 overflowed
     # the latency model (numpy RuntimeWarnings printed before the refusal).
-    cat = tmp_path / "cat"
-    cat.mkdir()
-    for name in ("prices.yaml", "models", "efficiency.json", "measurements", "datasets.yaml"):
-        (cat / name).symlink_to(ROOT / "catalogs" / name)
-    text = (ROOT / "catalogs" / "gpus.yaml").read_text(encoding="utf-8")
+    cat, text = _catalog_copy(tmp_path)
     write(cat / "gpus.yaml", text.replace("fp8_dense_tflops: 1978.9", "fp8_dense_tflops: 1.0e-300", 1))
     code, out, err = run(capsys, "catalog", "gpus", "--catalog", cat)
     refused(code, out, err, expected=7)
