@@ -580,13 +580,22 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return sign * y
 
 
+TRICKLE_FRACTION = 1e-9  # of prefill saturation: the lowest rate max_rate probes, and the one a replica at no load is evaluated at
+
+
 def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limits, slo_only: bool = False) -> LoadPoint:
     """TTFT and TPOT percentiles of every candidate at per-replica rate `lam` (requests/s).
 
     `slo_only`: compute only the percentiles the SLOs name (what feasibility needs), not the p50
     and p99 reported beside them."""
-    lam = np.asarray(lam, dtype=float)
+    given = np.asarray(lam, dtype=float)
     mean_p = demand.prompt.mean
+    # A replica at no load (a pool kept for min_replicas or N+1 carries 0 req/s) has the latency of
+    # the limit rate -> 0: evaluated at the rate search's own trickle, 1e-9 of prefill saturation.
+    # At exactly 0 the wait transform divides 0 by 0 (a TTFT p99 of 0.854 s where the trickle has
+    # 0.347 s, over a bound the plan was sized within: fuzz seed 20261265787473).
+    trickle = TRICKLE_FRACTION / (mean_p * step.prefill_per_token_s(np.full(step.size, mean_p)))
+    lam = np.where(given > 0, given, trickle * np.ones_like(given))
     mean_o = demand.output.mean
     ctx = demand.mean_running_context
     budget = np.asarray(limits.max_num_batched_tokens, dtype=float) * np.ones_like(lam)
@@ -731,7 +740,7 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
 
     stable = converged & (u < 1) & (rho < 1) & finite
     return LoadPoint(
-        rate_rps=lam,
+        rate_rps=given,
         stable=stable,
         prefill_share=u,
         prefill_rho=rho,
@@ -1077,10 +1086,10 @@ def max_rate(
     n = step.size
     # Brent's state, in fractions of saturation: b the iterate, c the contrapoint (f(b), f(c) of
     # opposite signs), a the previous iterate; d the last step, e the one before
-    a, fa = np.full(n, 1e-9), np.zeros(n)
+    a, fa = np.full(n, TRICKLE_FRACTION), np.zeros(n)
     b, fb = np.minimum(mean_rate_bound(step, demand, limits, hi) / hi, 1.0), np.ones(n)
     c, fc = np.ones(n), np.ones(n)  # saturation
-    top_ok, low_bad = np.full(n, 1e-9), np.ones(n)  # highest feasible, lowest infeasible probe
+    top_ok, low_bad = np.full(n, TRICKLE_FRACTION), np.ones(n)  # highest feasible, lowest infeasible probe
     failing = {name: np.zeros(n, dtype=bool) for name in CHECKS}
     failing["compute"][:] = True  # at saturation
 
@@ -1115,7 +1124,7 @@ def max_rate(
     trickle = None
     if unserved.size:
         sub_limits = _take_limits(limits, unserved)
-        trickle = evaluate_load(step.take(unserved), hi[unserved] * 1e-9, demand, sub_limits, slo_only=True)
+        trickle = evaluate_load(step.take(unserved), hi[unserved] * TRICKLE_FRACTION, demand, sub_limits, slo_only=True)
         ok0[unserved] = feasible(trickle, demand, sub_limits)
         fa[unserved] = np.minimum(_excess(trickle, demand, sub_limits), 0.0)
         for name, v in violations(trickle, demand, sub_limits).items():
