@@ -176,8 +176,12 @@ def parse_pricing(f: Fields, sr: Fields, providers: list[str], base_dir: Path | 
     if p.has("providers"):
         chosen, field = p.string_list("providers"), "pricing.providers"
     elif p.has("provider"):
+        if isinstance(p.raw.get("provider"), list):
+            raise FieldTypeError(f"{p.file}: pricing.provider: expected one provider name, got a list (several: pricing.providers)")
         chosen, field = (p.string("provider"),), "pricing.provider"
     else:
+        if isinstance(sr.raw.get("provider"), list):
+            raise FieldTypeError(f"{sr.file}: search.provider: expected one provider name, got a list (several: pricing.providers)")
         chosen, field = (sr.string("provider", "any"),), "search.provider"
     if "any" in chosen:
         if len(chosen) > 1:

@@ -367,7 +367,9 @@ class Fields:
             return value
         if isinstance(value, str):
             value = [value]
-        if not isinstance(value, list) or not value:
+        if isinstance(value, list) and not value:
+            raise FieldValueError(f"{self._where(key)}expected a non-empty list of strings, got an empty list")
+        if not isinstance(value, list):
             raise FieldTypeError(f"{self._where(key)}expected a non-empty list of strings, got {type_name(value)}")
         out = []
         choice_list = list(choices) if choices is not None else None

@@ -906,3 +906,19 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     assert idle, "the case needs a pool at no load"
     for d in plan["deployments"]:
         assert d["ttft_p99_s"] <= 0.7734 and d["tpot_p99_s"] <= 0.07871, d["device"]
+
+
+@pytest.mark.parametrize(
+    "extra, expected, shown",
+    [
+        pytest.param("search: {provider: [aws, gcp]}\n", 6, "search.provider: expected one provider name, got a list (several: pricing.providers)", id="search-provider-list"),
+        pytest.param("pricing: {provider: [aws]}\n", 6, "pricing.provider: expected one provider name, got a list (several: pricing.providers)", id="pricing-provider-list"),
+        pytest.param("search: {devices: []}\n", 7, "search.devices: expected a non-empty list of strings, got an empty list", id="empty-devices"),
+    ],
+)
+def test_a_list_where_one_name_goes_or_an_empty_list_says_what_to_give(tmp_path, capsys, extra, expected, shown):
+    # search.provider: [aws, gcp] said only "expected a string, got a list"; an empty device list
+    # "expected a non-empty list of strings, got a list".
+    code, out, err = run(capsys, "solve", write(tmp_path / "w.yaml", WL + extra))
+    refused(code, out, err, expected=expected)
+    assert shown in err
