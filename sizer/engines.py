@@ -92,6 +92,19 @@ class EnginePolicy:
     fraction_name = ""
     default_version = ""
     kv_formats: tuple[str, ...] = ()
+    modelled_releases: tuple[str, str] | None = None  # (oldest, newest) release whose rules were read; None: not by release
+
+    def version_warning(self, version: str | None) -> str | None:
+        """A release outside modelled_releases: the rules of the nearest one apply, and that is said."""
+        if version is None or self.modelled_releases is None:
+            return None
+        oldest, newest = self.modelled_releases
+        v = _version_tuple(version)
+        if v > _version_tuple(newest) and v[: len(_version_tuple(newest))] != _version_tuple(newest):
+            return f"{self.label} {version} is newer than the newest release whose memory rules sizer read ({newest}): {newest}'s rules are used"
+        if v < _version_tuple(oldest):
+            return f"{self.label} {version} is older than the oldest release whose memory rules sizer read ({oldest}): {oldest}'s rules are used"
+        return None
 
     def kv_reason(self, gpu: Gpu, kv: KvFormat) -> str | None:
         for part in {kv.k, kv.v}:
@@ -328,6 +341,7 @@ class VllmPolicy(EnginePolicy):
     label = "vLLM"
     fraction_name = "gpu_memory_utilization"
     default_version = "0.19"
+    modelled_releases = ("0.2.4", "0.22")
     # --kv-cache-dtype: auto (the model dtype), fp8 (fp8_e4m3 / fp8_e5m2) (vllm/config/cache.py CacheDType)
     kv_formats = ("bf16", "fp16", "fp8")
 
@@ -691,6 +705,7 @@ class SglangPolicy(EnginePolicy):
     label = "SGLang"
     fraction_name = "mem_fraction_static"
     default_version = "0.5.5"
+    modelled_releases = ("0.4", "0.5.5")
     # --kv-cache-dtype: auto, fp8_e5m2, fp8_e4m3 (sglang/srt/server_args.py)
     kv_formats = ("bf16", "fp16", "fp8")
 

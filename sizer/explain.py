@@ -198,6 +198,9 @@ def explain_config(
             "the engine refuses a sequence that long"
         )
     warnings = [f"{model.name}: {w}" for w in model.warnings] + served_id_warnings(model, "--served-model-name")
+    stale = policy.version_warning(engine_version)
+    if stale:
+        warnings.append(f"--engine-version: {stale}")
     if model.max_position_embeddings and model_len > model.max_position_embeddings:
         warnings.append(
             f"--max-model-len {model_len:,} exceeds {model.name}'s max_position_embeddings ({model.max_position_embeddings:,}): vLLM refuses it "

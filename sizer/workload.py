@@ -304,6 +304,11 @@ class Workload:
         assumes, percentiles from a small sample, requests the model's context refuses."""
         out = [f"{self.model.name}: {w}" for w in self.model.warnings]
         out.extend(served_id_warnings(self.model))
+        from .engines import engine_policy
+
+        stale = engine_policy(self.engine).version_warning(self.engine_version)
+        if stale:
+            out.append(f"engine_version: {stale}")
         tr = self.traffic.trace
         if tr is not None:
             out.extend(tr.warnings)

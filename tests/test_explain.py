@@ -86,3 +86,20 @@ def test_explain_table_prints_each_line():
     assert run.returncode == 0, run.stderr
     for label in ("budget", "- weights", "= KV pool per GPU", "KV blocks per GPU", "max concurrency", "launch  vllm serve"):
         assert label in run.stdout
+
+
+@pytest.mark.parametrize(
+    "engine, version, said",
+    [
+        ("vllm", "0.23", "vLLM 0.23 is newer than the newest release whose memory rules sizer read (0.22): 0.22's rules are used"),
+        ("vllm", "0.1", "vLLM 0.1 is older than the oldest release whose memory rules sizer read (0.2.4): 0.2.4's rules are used"),
+        ("sglang", "0.3", "SGLang 0.3 is older than the oldest release whose memory rules sizer read (0.4): 0.4's rules are used"),
+        ("vllm", "0.22.1", None),
+        ("vllm", "0.19", None),
+    ],
+)
+def test_a_release_outside_the_ones_read_is_said(engine, version, said):
+    # --engine-version 99.0 ran on the newest rules without a word.
+    from sizer.engines import engine_policy
+
+    assert engine_policy(engine).version_warning(version) == said
