@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import FieldValueError, InputError, InputFileError, UnknownNameError, did_you_mean
+from .errors import FieldValueError, InputError, InputFileError, UnknownNameError, did_you_mean, is_name
 from .model import ModelArch, arch_from_config, config_file_prefix, load_config_json
 from .schema import Fields, read_document
 from .units import GB, GIB, TERA
@@ -381,7 +381,7 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
         f.check_keys(_GPU_KEYS)
         aliases = f.string_list("aliases", ())
         for key in (name, *aliases):
-            if not key.strip() or not key.isprintable():
+            if not is_name(key):
                 raise f.fail_value("name" if key is name else "aliases", f"expected a device name (printable, not blank), got {key!r}")
             if key.lower() in seen:
                 raise f.fail_value("aliases", f"{key!r} already names {seen[key.lower()]!r}")
@@ -392,14 +392,14 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 raise f.fail_value(f"sources.{key}", "every figure needs a source: add one")
         interconnect = f.string("interconnect", choices=INTERCONNECTS)
         flops = {
-            "bf16": f.number("bf16_dense_tflops", ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]) * TERA,
-            "fp8": f.number("fp8_dense_tflops", None, ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]),
-            "int8": f.number("int8_dense_tops", None, ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]),
-            "fp4": f.number("fp4_dense_tflops", None, ge=FLOPS_RANGE[0], le=FLOPS_RANGE[1]),
+            "bf16": f.number("bf16_dense_tflops", **FLOPS_RANGE) * TERA,
+            "fp8": f.number("fp8_dense_tflops", None, **FLOPS_RANGE),
+            "int8": f.number("int8_dense_tops", None, **FLOPS_RANGE),
+            "fp4": f.number("fp4_dense_tflops", None, **FLOPS_RANGE),
         }
         flops = {k: (v * TERA if (k != "bf16" and v is not None) else v) for k, v in flops.items()}
-        memory_gib = f.number("memory_gib", ge=MEMORY_GIB_RANGE[0], le=MEMORY_GIB_RANGE[1])
-        usable_gib = f.number("usable_memory_gib", ge=MEMORY_GIB_RANGE[0], le=MEMORY_GIB_RANGE[1])
+        memory_gib = f.number("memory_gib", **MEMORY_GIB_RANGE)
+        usable_gib = f.number("usable_memory_gib", **MEMORY_GIB_RANGE)
         if usable_gib > memory_gib * 1.0001:
             raise f.fail_value("usable_memory_gib", f"expected <= memory_gib ({memory_gib:g}), got {usable_gib:g}")
         gpus.append(
@@ -410,13 +410,13 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 family=f.string("family", "").lower(),
                 memory_bytes=memory_gib * GIB,
                 usable_memory_bytes=usable_gib * GIB,
-                hbm_bytes_per_s=f.number("hbm_gb_per_s", ge=BANDWIDTH_GB_PER_S_RANGE[0], le=BANDWIDTH_GB_PER_S_RANGE[1]) * GB,
+                hbm_bytes_per_s=f.number("hbm_gb_per_s", **BANDWIDTH_GB_PER_S_RANGE) * GB,
                 dense_flops_per_s=flops,
                 interconnect=interconnect,
-                link_bytes_per_s=f.number("link_gb_per_s", ge=LINK_GB_PER_S_RANGE[0], le=LINK_GB_PER_S_RANGE[1]) * GB,
+                link_bytes_per_s=f.number("link_gb_per_s", **LINK_GB_PER_S_RANGE) * GB,
                 gpus_per_node=f.integer("gpus_per_node", ge=1, le=100_000),
                 nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1, le=100_000),
-                network_bytes_per_s=(lambda v: None if v is None else v * GB)(f.number("network_gb_per_s", None, ge=LINK_GB_PER_S_RANGE[0], le=LINK_GB_PER_S_RANGE[1])),
+                network_bytes_per_s=(lambda v: None if v is None else v * GB)(f.number("network_gb_per_s", None, **LINK_GB_PER_S_RANGE)),
                 tdp_w=f.number("tdp_w", None, gt=0, le=1e6),
                 sources={str(k): str(v) for k, v in sources.raw.items()},
             )
@@ -427,10 +427,10 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
 # A device's figures lie within these (three orders of magnitude around every accelerator in the
 # catalog, L4 to B300): outside them a figure is a typo or a unit slip (TFLOPS given as FLOPS), and
 # one of 1e-300 overflowed the latency model's arithmetic.
-FLOPS_RANGE = (0.1, 1e6)  # dense TFLOPS (TOPS for int8)
-MEMORY_GIB_RANGE = (0.5, 1e5)
-BANDWIDTH_GB_PER_S_RANGE = (10.0, 1e6)  # HBM / GDDR
-LINK_GB_PER_S_RANGE = (0.1, 1e6)  # NVLink / PCIe / network, per GPU
+FLOPS_RANGE = {"ge": 0.1, "le": 1e6}  # dense TFLOPS (TOPS for int8)
+MEMORY_GIB_RANGE = {"ge": 0.5, "le": 1e5}
+BANDWIDTH_GB_PER_S_RANGE = {"ge": 10.0, "le": 1e6}  # HBM / GDDR
+LINK_GB_PER_S_RANGE = {"ge": 0.1, "le": 1e6}  # NVLink / PCIe / network, per GPU
 
 _PRICE_KEYS = (
     "device",

@@ -19,7 +19,7 @@ import click
 from . import __version__
 from .catalog import load_catalog, load_price_files, resolve_model
 from .deadline import Deadline
-from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError
+from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError, is_name, is_release
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
 
 MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a limit is no limit (and the clock's arithmetic overflows)
@@ -49,8 +49,8 @@ class Count(click.ParamType):
                 self.fail(f"expected an integer of at most 2^53, got one of {len(text.lstrip('+-')):,} digits", param, ctx)
             n = int(text)
         if (self.min is not None and n < self.min) or n > self.max:
-            low = f"from {self.min}" if self.min is not None else "of at most"
-            self.fail(f"expected an integer {low} to {self.max:,}, got {n}" if self.min is not None else f"expected an integer of at most {self.max:,}, got {n}", param, ctx)
+            bound = f"from {self.min} to {self.max:,}" if self.min is not None else f"of at most {self.max:,}"
+            self.fail(f"expected an integer {bound}, got {n}", param, ctx)
         return n
 
 
@@ -411,9 +411,9 @@ def explain_cmd(
 
     if weight_dtype and quantization:
         raise click.UsageError("give --weight-dtype or --quantization, not both")
-    if engine_version is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", engine_version):
+    if engine_version is not None and not is_release(engine_version):
         raise click.BadParameter(f"expected a version such as '0.19' or '1.1.0rc2.post2' (letters, digits and . + _ -), got {engine_version!r}", param_hint="'--engine-version'")
-    if served_model_name is not None and (not served_model_name.strip() or not served_model_name.isprintable()):
+    if served_model_name is not None and not is_name(served_model_name):
         raise click.BadParameter(f"expected a model id or path (printable, not blank), got {served_model_name!r}", param_hint="'--served-model-name'")
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")

@@ -125,6 +125,17 @@ def printable(text: object) -> str:
     return s if s.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
 
 
+def is_name(text: str) -> bool:
+    """A name a user gives (a device, a served model id): printable and not blank."""
+    return bool(text.strip()) and text.isprintable()
+
+
+def is_release(text: str) -> bool:
+    """An engine release string: letters, digits and . + _ - ('0.19', '1.1.0rc2.post2'), no
+    spaces or line breaks."""
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", text) is not None
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return " (did you mean 'x'?)" for the closest of `choices`, or "" when none is close."""
     lowered: dict[str, str] = {}

@@ -175,14 +175,11 @@ def parse_pricing(f: Fields, sr: Fields, providers: list[str], base_dir: Path | 
         raise p.fail_value("providers", "also given as pricing.provider; keep one (a list of one provider is fine)")
     if p.has("providers"):
         chosen, field = p.string_list("providers"), "pricing.providers"
-    elif p.has("provider"):
-        if isinstance(p.raw.get("provider"), list):
-            raise FieldTypeError(f"{p.file}: pricing.provider: expected one provider name, got a list (several: pricing.providers)")
-        chosen, field = (p.string("provider"),), "pricing.provider"
     else:
-        if isinstance(sr.raw.get("provider"), list):
-            raise FieldTypeError(f"{sr.file}: search.provider: expected one provider name, got a list (several: pricing.providers)")
-        chosen, field = (sr.string("provider", "any"),), "search.provider"
+        section, field = (p, "pricing.provider") if p.has("provider") else (sr, "search.provider")
+        if isinstance(section.raw.get("provider"), list):
+            raise FieldTypeError(f"{section.file}: {field}: expected one provider name, got a list (several: pricing.providers)")
+        chosen = (section.string("provider", "any"),)
     if "any" in chosen:
         if len(chosen) > 1:
             raise p.fail_value("providers", f"'any' means every provider; list providers or give any, not both (got {list(chosen)})")

@@ -12,7 +12,6 @@ so a cap is honoured.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .catalog import LOCAL_ID_NOTE, FILE_NAME_ID_NOTE, Catalog, resolve_model, served_id_warnings, user_path
-from .errors import FieldTypeError, FieldValueError, InputFileError, printable
+from .errors import FieldTypeError, FieldValueError, InputFileError, is_name, is_release, printable
 from .model import ModelArch
 from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets
 from .schema import Fields, read_document
@@ -422,7 +421,7 @@ def _version(f: Fields) -> str | None:
         raise FieldTypeError(f"{f.file}: engine_version: expected a quoted string such as '0.10', got the number {raw!r}")
     if not isinstance(raw, str) or not any(ch.isdigit() for ch in raw):
         raise FieldTypeError(f"{f.file}: engine_version: expected a version such as '0.6.4' or '0.14', got {raw!r}")
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", raw):  # a release string has no spaces or line breaks
+    if not is_release(raw):
         raise FieldValueError(f"{f.file}: engine_version: expected a version such as '0.6.4', '0.14' or '1.1.0rc2.post2' (letters, digits and . + _ -), got {raw!r}")
     return raw
 
@@ -491,7 +490,7 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
         raise FieldTypeError(f"{label}: model: expected a string, got {model_spec!r}")
     model = resolve_model(model_spec, catalog, base_dir=base_dir, where=f"{label}: model: ")
     served = f.string("served_model_name", None)
-    if served is not None and (not served.strip() or not served.isprintable()):
+    if served is not None and not is_name(served):
         raise f.fail_value("served_model_name", f"expected a model id or path (printable, not blank), got {served!r}")
     if served:
         model = replace(model, hf_id=served, notes=tuple(n for n in model.notes if n not in (LOCAL_ID_NOTE, FILE_NAME_ID_NOTE)))
