@@ -99,6 +99,16 @@ class Gpu:
     sources: Mapping[str, str] = field(default_factory=dict)
     nvlink_domain_gpus: int | None = None  # GPUs one NVLink domain joins when larger than a node (NVL72 racks)
     network_bytes_per_s: float | None = None  # inter-node (scale-out) link per GPU, per direction; None: not in the catalog
+    bridge_bytes_per_s: float | None = None  # NVLink bridge joining `bridge_gpus` PCIe cards, per direction, per GPU
+    bridge_gpus: int | None = None
+
+    def link_for(self, replica_gpus: int) -> float:
+        """The link a replica of `replica_gpus` GPUs exchanges activations over (bytes/s, per
+        direction, per GPU): the NVLink bridge when the replica fits within one bridged group of
+        cards (H100 NVL's pairs), else the machine's link."""
+        if self.bridge_bytes_per_s is not None and self.bridge_gpus is not None and 1 < replica_gpus <= self.bridge_gpus:
+            return self.bridge_bytes_per_s
+        return self.link_bytes_per_s
 
     def supports(self, compute_format: str) -> bool:
         return self.dense_flops_per_s.get(compute_format) is not None
@@ -354,6 +364,8 @@ _GPU_KEYS = (
     "fp4_dense_tflops",
     "interconnect",
     "link_gb_per_s",
+    "bridge_gb_per_s",
+    "bridge_gpus",
     "gpus_per_node",
     "nvlink_domain_gpus",
     "network_gb_per_s",
@@ -362,7 +374,7 @@ _GPU_KEYS = (
     "notes",
 )
 _NUMERIC_GPU_KEYS = tuple(
-    k for k in _GPU_KEYS if k.endswith(("_gib", "_per_s", "_tflops", "_tops")) or k in ("gpus_per_node", "nvlink_domain_gpus", "tdp_w")
+    k for k in _GPU_KEYS if k.endswith(("_gib", "_per_s", "_tflops", "_tops")) or k in ("gpus_per_node", "nvlink_domain_gpus", "bridge_gpus", "tdp_w")
 )
 
 
@@ -402,6 +414,10 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
         usable_gib = f.number("usable_memory_gib", **MEMORY_GIB_RANGE)
         if usable_gib > memory_gib * 1.0001:
             raise f.fail_value("usable_memory_gib", f"expected <= memory_gib ({memory_gib:g}), got {usable_gib:g}")
+        bridge_gb = f.number("bridge_gb_per_s", None, **LINK_GB_PER_S_RANGE)
+        bridge_gpus = f.integer("bridge_gpus", None, ge=2, le=100_000)
+        if (bridge_gb is None) != (bridge_gpus is None):
+            raise f.fail_value("bridge_gpus" if bridge_gpus is None else "bridge_gb_per_s", "bridge_gb_per_s and bridge_gpus go together: the bridge's bandwidth and how many cards it joins")
         gpus.append(
             Gpu(
                 name=name,
@@ -417,6 +433,8 @@ def load_gpus(path: Path) -> tuple[Gpu, ...]:
                 gpus_per_node=f.integer("gpus_per_node", ge=1, le=100_000),
                 nvlink_domain_gpus=f.integer("nvlink_domain_gpus", None, ge=1, le=100_000),
                 network_bytes_per_s=(lambda v: None if v is None else v * GB)(f.number("network_gb_per_s", None, **LINK_GB_PER_S_RANGE)),
+                bridge_bytes_per_s=None if bridge_gb is None else bridge_gb * GB,
+                bridge_gpus=bridge_gpus,
                 tdp_w=f.number("tdp_w", None, gt=0, le=1e6),
                 sources={str(k): str(v) for k, v in sources.raw.items()},
             )

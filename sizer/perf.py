@@ -19,6 +19,8 @@ per data-parallel rank b = B / (pp dp) sequences; T = B / pp tokens through each
             + b x attention FLOPs(c) / (bf16 peak x attention_compute_fraction)
     t_comm  = TP all-reduces (2 per layer; 1 when the MLP is a MoE with DP or EP) over the link:
               latency + 2 (tp-1)/tp x b x hidden x 2 B / (link x link_bandwidth_fraction)
+              (link: gpus.yaml link_gb_per_s, or bridge_gb_per_s for a replica within one
+              NVLink-bridged group of PCIe cards, Gpu.link_for)
             + expert-parallel all-to-all (dispatch + combine per MoE layer) when dp or ep > 1:
               latency + (tokens per GPU) x top_k x hidden x 2 B x (G-1)/G / achieved link
     stage   = max(t_mem, t_comp) + t_comm
@@ -619,7 +621,7 @@ def build_step_model(
             "dense_peak_flops_per_s": _peak(gpu, s.dense_compute_format),
             "expert_peak_flops_per_s": _peak(gpu, s.expert_compute_format),
             "bf16_peak_flops_per_s": _peak(gpu, "bf16"),
-            "link_peak_bytes_per_s": gpu.link_bytes_per_s,
+            "link_peak_bytes_per_s": gpu.link_for(layout.gpus),
             "node_gpus": layout.node_gpus,
             "network_peak_bytes_per_s": gpu.network_bytes_per_s or gpu.link_bytes_per_s,
         }

@@ -804,6 +804,7 @@ def catalog_rows(catalog, what: str, as_of=None) -> list[dict[str, Any]]:
                 "fp8_dense_tflops": None if g.dense_flops_per_s["fp8"] is None else round(g.dense_flops_per_s["fp8"] / 1e12, 1),
                 "interconnect": g.interconnect,
                 "link_gb_per_s": round(g.link_bytes_per_s / 1e9, 1),
+                "bridge": None if g.bridge_bytes_per_s is None else f"{g.bridge_gpus} x {g.bridge_bytes_per_s / 1e9:g} GB/s",
                 "gpus_per_node": g.gpus_per_node,
                 "network_gb_per_s": None if g.network_bytes_per_s is None else round(g.network_bytes_per_s / 1e9, 1),
             }
@@ -862,6 +863,7 @@ _CATALOG_COLUMNS: dict[str, list[Column]] = {
         ("fp8_dense_tflops", "fp8 TFLOPS", "{:,.1f}"),
         ("interconnect", "interconnect", ""),
         ("link_gb_per_s", "link GB/s", "{:,.0f}"),
+        ("bridge", "bridge", ""),
         ("gpus_per_node", "GPUs/node", ""),
         ("network_gb_per_s", "network GB/s", "{:,.0f}"),
     ],

@@ -492,6 +492,41 @@ def stats(results: Iterable[RowResult]) -> Stats:
     return Stats(n=len(results), median_ape=med, p90_ape=p90, counts=counts)
 
 
+def _measured(r: RowResult, metric: str) -> float | None:
+    return {"ttft": r.row.ttft_ms, "tpot": r.row.tpot_ms, "throughput": r.row.throughput_tokens_per_s}[metric]
+
+
+def _conditions(r: RowResult) -> tuple:
+    """What a measurement was taken under, as far as the row records it: rows equal here measured
+    the same thing."""
+    x = r.row
+    return (r.model, r.device, x.engine.lower(), x.engine_version, r.weight_dtype, r.kv_dtype, x.mode, x.kind, r.layout, x.dataset or "", x.isl, x.osl, x.concurrency, x.request_rate_rps)
+
+
+def repeatability(results: Iterable[RowResult]) -> dict:
+    """How far the measurements disagree with themselves: rows of the same recorded conditions
+    (model, device, engine and release, formats, layout, lengths, load) that report different
+    figures, each distinct figure taken as a prediction of every other (APE |a - b| / b, both ways).
+    A row copied from one source into another (the same figure twice) is one measurement, not a
+    repeat. No model can be scored closer than this: it is the spread of what the rows leave
+    unrecorded (run length, warm-up, harness, host)."""
+    groups: dict[tuple, list[RowResult]] = {}
+    for r in results:
+        groups.setdefault(_conditions(r), []).append(r)
+    out: dict[str, dict] = {}
+    for m in METRICS:
+        apes: list[float] = []
+        n_groups = 0
+        for rows in groups.values():
+            values = sorted({v for v in (_measured(r, m) for r in rows) if v is not None and v > 0})
+            if len(values) < 2:
+                continue
+            n_groups += 1
+            apes.extend(abs(a - b) / b * 100.0 for a in values for b in values if a != b)
+        out[m] = {"groups": n_groups, "pairs": len(apes), "median_ape": _round(_pct(apes, 50)), "p90_ape": _round(_pct(apes, 90))}
+    return out
+
+
 GROUPS = (
     ("device", lambda r: r.device),
     ("engine", lambda r: r.row.engine),
@@ -579,6 +614,7 @@ def report_dict(report: Report) -> dict:
         "rows": rows,
         "skipped": [{"id": s.row.row_id, "model_id": s.row.model_id, "system": s.row.system, "engine": s.row.engine, "reason": s.reason} for s in report.skipped],
     }
+    out["repeatability"] = repeatability(report.results)
     if report.roles_used:
         out["fit_summary"] = summary(report, "fit")["overall"]
         out["roles"] = {"fit": sum(1 for r in report.results if r.role == "fit"), "score": sum(1 for r in report.results if r.role == "score")}
@@ -684,6 +720,14 @@ def render_table(report: Report, rows: str = "all") -> str:
             by_d = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_held_out_devices_by_metric"].items() if v is not None)
             out.append(f"  held-out devices (global factors) {c['interval_coverage_held_out_devices']:.3f} ({by_d})")
         out.append(f"  how: {c['interval_method']}")
+    rep = d["repeatability"]
+    if any(v["pairs"] for v in rep.values()):
+        out.append("")
+        out.append("REPEATS (the measurements against themselves: rows of the same recorded conditions that report different figures)")
+        for m, v in rep.items():
+            if v["pairs"]:
+                out.append(f"  {m:<10} median {v['median_ape']:.1f} %, p90 {v['p90_ape']:.1f} % over {v['pairs']:,} pairs in {v['groups']:,} groups")
+        out.append("  how: each distinct figure taken as a prediction of the others; no model scores closer than the rows agree with themselves")
     if roles:
         out.append("")
         out.append("FIT ROWS (used by `sizer calibrate`; shown for comparison, not a score)")

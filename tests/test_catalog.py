@@ -165,3 +165,22 @@ def test_price_for_unknown_device_and_negative_price(tmp_path):
     (dst / "prices.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(FieldValueError, match=r"usd_per_gpu_hour: expected a number > 0, got -1"):
         load_catalog(dst)
+
+
+def test_a_bridge_needs_both_its_bandwidth_and_its_group_size(tmp_path):
+    """bridge_gb_per_s without bridge_gpus (or the other way round) names the missing one; a bridge
+    of one card is out of range."""
+    for drop in ("bridge_gpus", "bridge_gb_per_s"):
+        dst = _copy_catalog(tmp_path / drop)
+        raw = yaml.safe_load((dst / "gpus.yaml").read_text())
+        nvl = next(g for g in raw["gpus"] if g["name"] == "H100-NVL")
+        del nvl[drop]
+        (dst / "gpus.yaml").write_text(yaml.safe_dump(raw))
+        with pytest.raises(FieldValueError, match=rf"'H100-NVL'.*{drop}: bridge_gb_per_s and bridge_gpus go together"):
+            load_catalog(dst)
+    dst = _copy_catalog(tmp_path / "one")
+    raw = yaml.safe_load((dst / "gpus.yaml").read_text())
+    next(g for g in raw["gpus"] if g["name"] == "H100-NVL")["bridge_gpus"] = 1
+    (dst / "gpus.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(FieldValueError, match=r"bridge_gpus"):
+        load_catalog(dst)

@@ -109,6 +109,25 @@ def test_tensor_parallel_all_reduce_over_the_link(catalog):
     assert t == pytest.approx(160 * (10e-6 + 2 * 7 / 8 * 8192 * 2 / 450e9), rel=1e-9)
 
 
+def test_h100_nvl_pairs_all_reduce_over_their_nvlink_bridge(catalog):
+    """H100 NVL cards are NVLink-bridged in pairs ('NVLink 600 GB/s', 300 per direction; NVIDIA's
+    MLPerf configs put each TP2 replica on a bridged pair, gpu_rank_map 0,3&1,2&...): Llama-2-70B
+    at tp=2, 8,192 prompt tokens in a step, no latency: 160 all-reduces of 2 (2-1)/2 x 8,192 x
+    8,192 x 2 B = 134.2 MB each over 300 GB/s = 71.58 ms; at tp=4 the ring leaves the pairs and
+    runs over PCIe Gen5 (64 GB/s): 160 x 1.5 x 134.2 MB / 64 GB/s = 503.3 ms. Over PCIe the tp=2
+    step would take 335.5 ms, the factor that made sizer's MLPerf H100 NVL TP2 predictions
+    (TPOT 104 ms measured, 284 ms predicted on HPE's DL380a at 12 queries/s per replica) twice
+    too slow."""
+    nvl = catalog.gpu("H100-NVL")
+    assert nvl.link_for(2) == pytest.approx(300e9) and nvl.link_for(4) == pytest.approx(64e9) and nvl.link_for(1) == pytest.approx(64e9)
+    tokens = np.array([8192.0])
+    tp2 = _step(catalog, "llama-2-70b", "H100-NVL", tp=2)
+    tp4 = _step(catalog, "llama-2-70b", "H100-NVL", tp=4)
+    assert float(tp2._tp_allreduce_s(tokens, tp2.layers, tp2.moe_layers)[0]) == pytest.approx(160 * 8192 * 8192 * 2 / 300e9, rel=1e-9)
+    assert float(tp4._tp_allreduce_s(tokens, tp4.layers, tp4.moe_layers)[0]) == pytest.approx(160 * 1.5 * 8192 * 8192 * 2 / 64e9, rel=1e-9)
+    assert catalog.gpu("H100-SXM").link_for(2) == pytest.approx(450e9)  # no bridge: the machine's link
+
+
 def test_pipeline_parallel_runs_pp_microbatches_over_every_stage(catalog):
     """pp=2 halves the layers per GPU; a batch of 2 runs as 2 microbatches of 1 through both
     stages, so the step is twice a stage's step plus one point-to-point send of a token's
