@@ -304,8 +304,11 @@ class RowResult:
     predicted_tpot_ms: float | None
     predicted_tokens_per_s: float | None
 
+    def measured(self, metric: str) -> float | None:
+        return {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
+
     def ape(self, metric: str) -> float | None:
-        measured = {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
+        measured = self.measured(metric)
         predicted = {"ttft": self.predicted_ttft_ms, "tpot": self.predicted_tpot_ms, "throughput": self.predicted_tokens_per_s}[metric]
         if measured is None or predicted is None or not math.isfinite(predicted) or measured <= 0:
             return None
@@ -492,10 +495,6 @@ def stats(results: Iterable[RowResult]) -> Stats:
     return Stats(n=len(results), median_ape=med, p90_ape=p90, counts=counts)
 
 
-def _measured(r: RowResult, metric: str) -> float | None:
-    return {"ttft": r.row.ttft_ms, "tpot": r.row.tpot_ms, "throughput": r.row.throughput_tokens_per_s}[metric]
-
-
 def _conditions(r: RowResult) -> tuple:
     """What a measurement was taken under, as far as the row records it: rows equal here measured
     the same thing."""
@@ -518,7 +517,7 @@ def repeatability(results: Iterable[RowResult]) -> dict:
         apes: list[float] = []
         n_groups = 0
         for rows in groups.values():
-            values = sorted({v for v in (_measured(r, m) for r in rows) if v is not None and v > 0})
+            values = {v for v in (r.measured(m) for r in rows) if v is not None and v > 0}
             if len(values) < 2:
                 continue
             n_groups += 1
