@@ -1703,12 +1703,15 @@ def batch_wave(
     The replica admits n = min(N, capacity) at a time, in N / n waves. A wave's prompts,
     n x E[I] tokens, are prefilled in k = ceil(n E[I] / budget) full steps (one decoding sequence's
     weights, the step's prompt GEMMs and attention); then the wave decodes E[O] - 1 steps of
-    t(n) at the mean running context. The mean request's first token comes (k + 1) / 2 prefill
-    steps into its wave, plus half the earlier waves; throughput is N E[O] over the waves' time.
-    A request whose prompt is prefilled early decodes its next tokens only in steps that also
-    carry the later prompts (prefill-first scheduling runs them before any decode; chunked
-    prefill mixes them into every step), so its mean TPOT adds (k - 1) / 2 prefill steps spread
-    over its E[O] - 1 output steps."""
+    t(n) at the mean running context. Prompts are prefilled in turn: the i-th of the wave has its
+    first token after ceil(i k / n) of the k steps, on average s = (k + max(1, k / n)) / 2 steps
+    ((k + 1) / 2 when a step holds whole prompts, k <= n; k (n + 1) / (2 n) when each prompt spans
+    several steps, k > n: a request alone waits for all k of its chunks), plus half the earlier
+    waves; throughput is N E[O] over the waves' time. A request whose prompt is prefilled early
+    decodes its next tokens only in steps that also carry the later prompts (prefill-first
+    scheduling runs them before any decode; chunked prefill mixes them into every step), so its
+    mean TPOT adds the k - s prefill steps left after its first token, (k - max(1, k / n)) / 2,
+    spread over its E[O] - 1 output steps (none for a request alone)."""
     L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_req = np.maximum(np.asarray(requests, dtype=float), 1.0)
     admitted = np.maximum(np.minimum(n_req, np.floor(capacity)), 1.0)
@@ -1721,9 +1724,10 @@ def batch_wave(
     t_w, t_g, rest = step.step_parts(admitted, L.ctx)
     t = np.maximum(t_w, t_g) + rest
     wave_s = k * prefill_step + np.maximum(L.osl - 1, 0.0) * t
-    ttft = (k + 1) / 2 * prefill_step + step.request_overhead_s + (waves - 1) / 2 * wave_s
+    own = np.maximum(1.0, k / admitted)  # steps of one prompt's chunks: 1 when a step holds whole prompts
+    ttft = (k + own) / 2 * prefill_step + step.request_overhead_s + (waves - 1) / 2 * wave_s
     elapsed = waves * wave_s + prefill_step
-    tpot = t + (k - 1) / 2 * prefill_step / np.maximum(L.osl - 1, 1.0)
+    tpot = t + (k - own) / 2 * prefill_step / np.maximum(L.osl - 1, 1.0)
     return LoopResult(
         ttft_s=ttft,
         tpot_s=tpot,

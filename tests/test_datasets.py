@@ -179,6 +179,26 @@ def test_a_later_prefill_stretches_the_tpot_of_the_wave(step):
     assert out.tpot_s[0] == pytest.approx(max(tw[0], tg[0]) + rest[0] + 62 / 2 * f / 200)
 
 
+def test_a_prompt_spanning_several_steps_waits_for_all_its_chunks(step):
+    """A prompt longer than the budget is prefilled in several steps before its first token.
+    Worked by hand: one request, 64,000-token prompt, budget 8,192: k = ceil(64,000 / 8,192) = 8
+    chunks, all before its first token (TTFT = 8 f), and no later prompt shares its decode steps
+    (TPOT = t(1)); dstack's 64k and 128k single-prompt vLLM runs on 8 x MI300X are rows of this
+    shape. Two requests of 16,384 tokens, budget 8,192: k = 4; the first has its first token after
+    step 2 and then decodes beside the second's 2 chunks, the second after step 4: mean TTFT
+    (2 + 4) / 2 = 3 steps, mean TPOT t + (2 + 0) / 2 steps over the 150 output steps."""
+    one = batch_wave(step, np.array([1.0]), np.array([64000.0]), np.array([151.0]), np.array([1e4]), np.array([8192.0]))
+    f = step.mixed_parts(np.array([1.0]), np.array([64000.0]), np.array([8192.0]), np.array([64000.0]))[0]
+    tw, tg, rest = step.step_parts(np.array([1.0]), np.array([64000.0 + 75.5]))
+    assert one.ttft_s[0] == pytest.approx(8 * f + step.request_overhead_s[0])
+    assert one.tpot_s[0] == pytest.approx(max(tw[0], tg[0]) + rest[0])
+    two = batch_wave(step, np.array([2.0]), np.array([16384.0]), np.array([151.0]), np.array([1e4]), np.array([8192.0]))
+    f2 = step.mixed_parts(np.array([1.0]), np.array([16384.0]), np.array([8192.0]), np.array([16384.0]))[0]
+    tw, tg, rest = step.step_parts(np.array([2.0]), np.array([16384.0 + 75.5]))
+    assert two.ttft_s[0] == pytest.approx(3 * f2 + step.request_overhead_s[0])
+    assert two.tpot_s[0] == pytest.approx(max(tw[0], tg[0]) + rest[0] + 1 * f2 / 150)
+
+
 def test_closed_loop_takes_a_distribution(step):
     spread = make_empirical(((0, 100.0), (50, 600.0), (100, 3100.0)))
     L = RowLengths.of([spread], [None], [spread.mean], [300.0])
