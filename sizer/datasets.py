@@ -2,8 +2,9 @@
 lengths of every sample of a dataset a public benchmark serves, as a quantile table.
 
 A measurement row names one in its `dataset` column (MLPerf rows: `mlperf-llama2-70b`,
-`mlperf-mixtral-8x7b`, `mlperf-llama3.1-8b`, `mlperf-llama3.1-405b`) instead of fixed `isl`/`osl`;
-a workload names one as `traffic.dataset:` instead of `prompt_tokens` / `output_tokens`.
+`mlperf-mixtral-8x7b`, `mlperf-llama3.1-8b`, `mlperf-llama3.1-405b`, `mlperf-deepseek-r1`) instead
+of fixed `isl`/`osl`; a workload names one as `traffic.dataset:` instead of `prompt_tokens` /
+`output_tokens`.
 
 A table (percentile -> tokens, 0 and 100 included) is read as a piecewise-linear quantile
 function: quantile(q) interpolates between the table's points, moments come from it on the same

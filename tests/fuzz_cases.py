@@ -140,7 +140,7 @@ def valid_workload(rng: random.Random) -> dict:
     if rng.random() < 0.05:  # a named dataset's length distributions (catalogs/datasets.yaml)
         traffic.pop("prompt_tokens")
         traffic.pop("output_tokens")
-        traffic["dataset"] = rng.choice(["mlperf-llama2-70b", "mlperf-mixtral-8x7b", "mlperf-llama3.1-8b", "mlperf-llama3.1-405b"])
+        traffic["dataset"] = rng.choice(["mlperf-llama2-70b", "mlperf-mixtral-8x7b", "mlperf-llama3.1-8b", "mlperf-llama3.1-405b", "mlperf-deepseek-r1"])
     w["traffic"] = traffic
     if rng.random() < 0.85:
         slo: dict = {}
