@@ -511,7 +511,7 @@ def calibrate_shipped(
     name ends otherwise). Returns the result and the file's text; the same rows give the same
     bytes (with the same `fitted` date)."""
     from .measurements import Resolved as _Resolved
-    from .measurements import resolve, shipped_rows, split_roles
+    from .measurements import copies, resolve, shipped_rows, split_roles
 
     root = Path(catalog.root)
     rows = shipped_rows(root / "measurements")
@@ -520,7 +520,8 @@ def calibrate_shipped(
 
     resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, _Resolved)]
     resolved, _ = roofline_check(resolved)
-    fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit"]
+    copy_of = copies([r.row for r in resolved])  # a run exported twice is fitted once
+    fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit" and r.row.row_id not in copy_of]
     result = fit(fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress)
     combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     versions = sorted({(r.row.engine, version_label(r.row.engine_version, r.row.engine)) for r in resolved})

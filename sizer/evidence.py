@@ -180,7 +180,7 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     """Predict the scoring rows (default: the shipped table's, split by split_roles) under the
     catalog's efficiency table and under its global factors alone; their log errors."""
     from .efficiency import efficiency_table
-    from .measurements import shipped_rows, split_roles
+    from .measurements import copies, shipped_rows, split_roles
     from .validate import validate_rows
 
     table = efficiency if efficiency is not None else efficiency_table(catalog.root)
@@ -189,6 +189,8 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
         rows = shipped_rows(mdir) if mdir.is_dir() else []
         roles = split_roles(rows)
     score = [r for r in rows if roles is None or roles.get(r.row_id) == "score"]
+    repeated = copies(score)  # a run exported twice is one scoring figure, not two
+    score = [r for r in score if r.row_id not in repeated]
     a = validate_rows(score, catalog, efficiency=table)
     b = validate_rows(score, catalog, efficiency=global_table(table))
     by_id = {r.row.row_id: r for r in b.results}

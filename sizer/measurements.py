@@ -819,20 +819,71 @@ def _hash(text: str) -> int:
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], 16)
 
 
+def measurement_key(row: MeasuredRow) -> tuple | None:
+    """What identifies one run, whichever file or label carried it: the system, engine, formats,
+    mode, kind, layout, lengths and load, and the figures it measured (to 7 significant digits).
+    The model's name is left out: one run is exported under the checkpoint it served and under
+    its architecture's name (InferenceX's DeepSeek-R1 runs appear as deepseek-r1 in the
+    2026-03-25 and 2026-04-06 exports and as DeepSeek-V3 in its database dump, every figure
+    equal). None for a row that measured nothing."""
+    figures = tuple(None if v is None else float(f"{v:.7g}") for v in (row.ttft_ms, row.tpot_ms, row.output_tokens_per_s))
+    if all(v is None for v in figures):
+        return None
+    lay = (row.tp, row.pp, row.attention_dp, row.moe_tp, row.moe_ep, row.replicas)
+    workers = tuple((w.workers, w.layout.label()) if w else None for w in (row.prefill, row.decode))
+    return (row.system.lower(), row.engine, row.precision, row.mode, row.kind, lay, workers, (row.dataset or "").lower(), row.isl, row.osl, row.concurrency, row.request_rate_rps, figures)
+
+
+def copies(rows: list[MeasuredRow]) -> dict[str, str]:
+    """Row id -> the id of the first row (in the given order) that reports the same run
+    (measurement_key), for every row that repeats an earlier one; copies are one measurement:
+    scored once, fitted once, and always on the same side of the fit/score split."""
+    first: dict[tuple, str] = {}
+    out: dict[str, str] = {}
+    for r in rows:
+        key = measurement_key(r)
+        if key is None:
+            continue
+        if key in first:
+            out[r.row_id] = first[key]
+        else:
+            first[key] = r.row_id
+    return out
+
+
 def split_roles(rows: list[MeasuredRow]) -> dict[str, str]:
     """Row id -> "fit" or "score", deterministically.
 
     Rows are grouped into configurations (model, system, engine, precision, layout, lengths: the
-    rows of one concurrency sweep), so a configuration is never partly fitted and partly scored.
-    Within each stratum (model family, system, engine) the configurations are ordered by a SHA-256
-    hash of their key and alternate score, fit, score, ...: every stratum with any configuration
-    appears in scoring, and one with two or more also in fitting."""
+    rows of one concurrency sweep), so a configuration is never partly fitted and partly scored;
+    configurations that report the same run (copies, measurement_key) are one group, so no run is
+    fitted under one label and scored under another. Within each stratum (model family, system,
+    engine, of the group's first configuration in key order) the groups are ordered by a SHA-256
+    hash of that configuration's key and alternate score, fit, score, ...: every stratum with any
+    group appears in scoring, and one with two or more also in fitting."""
+    parent: dict[str, str] = {}
+
+    def find(c: str) -> str:
+        while parent.setdefault(c, c) != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    by_id = {r.row_id: r for r in rows}
+    for rid, orig in copies(rows).items():
+        a, b = find(by_id[rid].config_key), find(by_id[orig].config_key)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    stratum_of: dict[str, tuple[str, str, str]] = {}
+    for r in sorted(rows, key=lambda r: r.config_key):
+        stratum_of.setdefault(r.config_key, (r.family, r.system.lower(), r.engine))
     strata: dict[tuple[str, str, str], set[str]] = {}
-    for r in rows:
-        strata.setdefault((r.family, r.system.lower(), r.engine), set()).add(r.config_key)
-    role_of_config: dict[str, str] = {}
+    for c in stratum_of:
+        root = find(c)
+        strata.setdefault(stratum_of[root], set()).add(root)
+    role_of_group: dict[str, str] = {}
     for key in sorted(strata):
-        configs = sorted(strata[key], key=lambda c: (_hash(c), c))
-        for i, c in enumerate(configs):
-            role_of_config[c] = "score" if i % 2 == 0 else "fit"
-    return {r.row_id: role_of_config[r.config_key] for r in rows}
+        groups = sorted(strata[key], key=lambda c: (_hash(c), c))
+        for i, c in enumerate(groups):
+            role_of_group[c] = "score" if i % 2 == 0 else "fit"
+    return {r.row_id: role_of_group[find(r.config_key)] for r in rows}

@@ -33,7 +33,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
-from .measurements import MeasuredRow, Resolved, Skipped, resolve, split_roles
+from .measurements import MeasuredRow, Resolved, Skipped, copies, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop
 from .tables import Column, text_table
@@ -303,15 +303,21 @@ class RowResult:
     predicted_ttft_ms: float | None
     predicted_tpot_ms: float | None
     predicted_tokens_per_s: float | None
+    copy_of: str | None = None  # the id of an earlier row reporting the same run (measurements.copies): scored once, there
 
     def measured(self, metric: str) -> float | None:
         return {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
 
     def ape(self, metric: str) -> float | None:
+        """|predicted - measured| / measured in percent; None where the row measured nothing of
+        the metric; infinite where it did and the model has no finite figure (a load it calls
+        saturated): a miss, counted in the percentiles, not left out of them."""
         measured = self.measured(metric)
-        predicted = {"ttft": self.predicted_ttft_ms, "tpot": self.predicted_tpot_ms, "throughput": self.predicted_tokens_per_s}[metric]
-        if measured is None or predicted is None or not math.isfinite(predicted) or measured <= 0:
+        if measured is None or measured <= 0:
             return None
+        predicted = {"ttft": self.predicted_ttft_ms, "tpot": self.predicted_tpot_ms, "throughput": self.predicted_tokens_per_s}[metric]
+        if predicted is None or not math.isfinite(predicted):
+            return math.inf
         return abs(predicted - measured) / measured * 100.0
 
 
@@ -392,6 +398,7 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
     if resolved:
         setup = build_setup(resolved, table)
         pred = predict(setup)
+        copy_of = copies([res.row for res in resolved])
         for i, res in enumerate(resolved):
             results.append(
                 RowResult(
@@ -406,6 +413,7 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
                     predicted_ttft_ms=_finite(pred.ttft_s[i] * 1000) if res.row.ttft_ms is not None or res.row.kind != "offline" else None,
                     predicted_tpot_ms=_finite(pred.tpot_s[i] * 1000),
                     predicted_tokens_per_s=_finite(pred.output_tokens_per_s[i]),
+                    copy_of=copy_of.get(res.row.row_id),
                 )
             )
     source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
@@ -471,9 +479,16 @@ def with_coverage(report: Report, catalog: Catalog) -> Report:
 
 
 def _pct(values: list[float], q: float) -> float | None:
+    """The q-th percentile (linear interpolation); infinite where it falls on or next to an
+    infinite value (numpy would give nan between two)."""
     if not values:
         return None
-    return float(np.percentile(np.asarray(values, dtype=float), q, method="linear"))
+    v = np.sort(np.asarray(values, dtype=float))
+    pos = q / 100.0 * (len(v) - 1)
+    lo, hi = int(math.floor(pos)), int(math.ceil(pos))
+    if not (math.isfinite(v[lo]) and math.isfinite(v[hi])):
+        return math.inf
+    return float(v[lo] + (v[hi] - v[lo]) * (pos - lo))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -485,7 +500,9 @@ class Stats:
 
 
 def stats(results: Iterable[RowResult]) -> Stats:
-    results = list(results)
+    """Median and p90 APE per metric over `results`, each run once: a row that copies another
+    (RowResult.copy_of) is left out, its original counts."""
+    results = [r for r in results if r.copy_of is None]
     med, p90, counts = {}, {}, {}
     for m in METRICS:
         values = [a for a in (r.ape(m) for r in results) if a is not None]
@@ -551,15 +568,21 @@ def _round(x: float | None, nd: int = 2) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else round(float(x), nd)
 
 
+def _ape_figure(x: float | None) -> float | None:
+    """A percentile of APE as reported: rounded, infinite kept (the table prints inf, the JSON
+    writer null)."""
+    return x if x is not None and math.isinf(x) else _round(x)
+
+
 def _stats_dict(s: Stats) -> dict:
     return {
         "n": s.n,
-        "tpot_median_ape": _round(s.median_ape["tpot"]),
-        "tpot_p90_ape": _round(s.p90_ape["tpot"]),
-        "ttft_median_ape": _round(s.median_ape["ttft"]),
-        "ttft_p90_ape": _round(s.p90_ape["ttft"]),
-        "throughput_median_ape": _round(s.median_ape["throughput"]),
-        "throughput_p90_ape": _round(s.p90_ape["throughput"]),
+        "tpot_median_ape": _ape_figure(s.median_ape["tpot"]),
+        "tpot_p90_ape": _ape_figure(s.p90_ape["tpot"]),
+        "ttft_median_ape": _ape_figure(s.median_ape["ttft"]),
+        "ttft_p90_ape": _ape_figure(s.p90_ape["ttft"]),
+        "throughput_median_ape": _ape_figure(s.median_ape["throughput"]),
+        "throughput_p90_ape": _ape_figure(s.p90_ape["throughput"]),
     }
 
 
@@ -573,6 +596,7 @@ def report_dict(report: Report) -> dict:
             {
                 "id": r.row.row_id,
                 "role": r.role,
+                "copy_of": r.copy_of,
                 "model": r.model,
                 "model_id": r.row.model_id,
                 "device": r.device,
@@ -603,6 +627,7 @@ def report_dict(report: Report) -> dict:
     score = summary(report, "score")
     head = dict(score["overall"])
     head["skipped"] = len(report.skipped)
+    head["copies"] = sum(1 for r in report.results if r.role == "score" and r.copy_of is not None)
     if report.coverage is not None:
         head.update(report.coverage)
     out = {
@@ -689,6 +714,9 @@ def render_table(report: Report, rows: str = "all") -> str:
     head = f"measurements  {report.measurements}: {len(report.results):,} rows modelled"
     head += f" ({roles['fit']:,} fit, {roles['score']:,} score)" if roles else " (all scored: none was used to fit)"
     head += f", {len(report.skipped):,} skipped"
+    n_copies = sum(1 for r in report.results if r.copy_of is not None)
+    if n_copies:
+        head += f"; {n_copies:,} repeat another row's run (the same figures under another file or label) and count once"
     out.append(head)
     # The path on a line of its own, the method wrapped under it: where the checkout lives must not move the line breaks.
     path, sep, method = report.efficiency_source.partition(" (")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sizer.measurements import read_csv, resolve, shipped_rows, split_roles, Resolved, Skipped
-from sizer.validate import report_dict, summary, validate_rows, validate_shipped
+from sizer.validate import report_dict, summary, to_json, validate_rows, validate_shipped
 
 SMALL = "tests/data/measured_small.csv"
 
@@ -83,8 +83,13 @@ def test_fit_and_score_rows_are_reported_separately(shipped):
     d = report_dict(shipped)
     assert d["roles"]["fit"] > 500 and d["roles"]["score"] > 500
     assert {r["role"] for r in d["rows"]} == {"fit", "score"}
-    assert d["summary"]["n"] == d["roles"]["score"]
-    assert d["fit_summary"]["n"] == d["roles"]["fit"]
+    # a run exported twice (the same figures under another file or label) counts once
+    copies = {role: sum(1 for r in d["rows"] if r["role"] == role and r["copy_of"]) for role in ("fit", "score")}
+    assert copies["score"] > 0 and d["summary"]["copies"] == copies["score"]
+    assert d["summary"]["n"] == d["roles"]["score"] - copies["score"]
+    assert d["fit_summary"]["n"] == d["roles"]["fit"] - copies["fit"]
+    role = {r["id"]: r["role"] for r in d["rows"]}
+    assert all(role[r["copy_of"]] == r["role"] for r in d["rows"] if r["copy_of"])  # never fitted under one label, scored under another
 
 
 def test_user_measurements_json_contract_and_determinism(root):
@@ -339,3 +344,42 @@ def test_shipped_measurements_report_their_own_repeatability(shipped):
     rep = report_dict(shipped)["repeatability"]
     assert rep["ttft"]["pairs"] > 100 and rep["ttft"]["groups"] > 30
     assert 0 < rep["ttft"]["median_ape"] < rep["ttft"]["p90_ape"]
+
+
+def test_a_run_exported_twice_is_one_measurement(tmp_path, catalog):
+    """Hand-made: a run exported under two labels (Llama-3.1-70B and a fine-tune of the same
+    architecture, same system, layout, lengths, load and figures: one run) and a third row of
+    another load. The copy counts once in the scoring (n 2, not 3), names its original, and the
+    split never fits one label and scores the other."""
+    p = tmp_path / "copies.csv"
+    head = "id,model_path,system,backend,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    p.write_text(
+        head
+        + "run,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,1024,8,2,150,14\n"
+        + "copy,meta-llama/Llama-3.1-70B-Instruct,h200_sxm,vllm,fp8,1024,1024,8,2,150,14\n"
+        + "other,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,1024,16,2,180,16\n"
+    )
+    rows = read_csv(p)
+    report = validate_rows(rows, catalog)
+    d = report_dict(report)
+    assert {r["id"]: r["copy_of"] for r in d["rows"]} == {"run": None, "copy": "run", "other": None}
+    assert d["summary"]["n"] == 2 and d["summary"]["copies"] == 1
+    roles = split_roles(rows)
+    assert roles["run"] == roles["copy"]
+
+
+def test_a_measured_figure_the_model_calls_saturated_is_a_miss(tmp_path, catalog):
+    """A row measured at a rate the model says one replica cannot carry (open loop far beyond its
+    capacity: no finite latency) counts as an infinite error in the percentiles, not as a row left
+    out: with it and one finite row, the median and p90 TTFT APE are infinite."""
+    p = tmp_path / "sat.csv"
+    head = "id,model_path,system,backend,precision,isl,osl,tp_size,request_rate_rps,silicon_ttft_ms,silicon_tpot_ms\n"
+    p.write_text(head + "ok,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,256,2,0.5,100,15\nflood,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,1024,256,2,5000,100,15\n")
+    report = validate_rows(read_csv(p), catalog)
+    flood = next(r for r in report.results if r.row.row_id == "flood")
+    assert flood.predicted_ttft_ms is None and flood.ape("ttft") == float("inf")
+    s = summary(report, None)["overall"]
+    assert s["n"] == 2 and s["ttft_p90_ape"] == float("inf") and s["ttft_median_ape"] == float("inf")
+    out = json.loads(to_json(report))
+    assert out["summary"]["ttft_p90_ape"] is None  # the strict JSON writer: a figure that is not finite is null
+
