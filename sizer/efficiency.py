@@ -9,14 +9,7 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
     expert_bandwidth_fraction   the same for routed-expert weights (grouped GEMMs over the experts a
                                 batch touches read less efficiently than one dense GEMM)
     kv_bandwidth_fraction       the same for the paged KV reads of decode attention
-    compute_fraction            achieved / dense peak of the weight format in decode GEMMs (M = the
-                                running batch: skinny matrices, or grouped expert GEMMs over the
-                                tokens each expert is routed)
-    prefill_compute_fraction    the same for the GEMMs of prompt tokens (M = thousands of tokens:
-                                other kernels, other tiles; an engine release can be a factor of
-                                ten apart between the two: ROCm vLLM 0.7's DeepSeek-R1 prefill on
-                                MI300X). A table without it (written before it existed) takes the
-                                compute fraction for both
+    compute_fraction            achieved / dense peak of the weight format in GEMMs
     attention_compute_fraction  achieved / bf16 dense peak in prefill attention (QK^T and PV)
     link_bandwidth_fraction     achieved / datasheet per-direction link bandwidth in collectives
     link_latency_s              fixed time of one collective (all-reduce, all-to-all, p2p send)
@@ -70,7 +63,6 @@ FRACTIONS = (
     "expert_bandwidth_fraction",
     "kv_bandwidth_fraction",
     "compute_fraction",
-    "prefill_compute_fraction",
     "attention_compute_fraction",
     "link_bandwidth_fraction",
     "burst_fraction",
@@ -136,13 +128,9 @@ class Factors:
     request_overhead_s: float
     prefill_layer_overhead_s: float
     admission_steps: float
-    prefill_compute_fraction: float | None = None  # None: the compute fraction (a table written before the factor)
 
     def as_dict(self) -> dict[str, float]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        if out["prefill_compute_fraction"] is None:
-            out["prefill_compute_fraction"] = self.compute_fraction
-        return out
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -245,8 +233,6 @@ class EfficiencyTable:
         for entry in ranked:
             for name, value in entry.values:
                 out.setdefault(name, value)
-        if "prefill_compute_fraction" not in out and "compute_fraction" in out:
-            out["prefill_compute_fraction"] = out["compute_fraction"]  # a table written before the factor
         missing = [n for n in FACTORS if n not in out]
         if missing:
             raise FieldValueError(f"{self.path or 'efficiency table'}: no default entry gives {', '.join(missing)}")

@@ -99,32 +99,6 @@ def test_prefill_is_gemm_flops_plus_causal_attention(catalog):
     assert attention == pytest.approx(262.144e9)
 
 
-
-def test_prompt_gemms_run_at_their_own_compute_fraction(catalog):
-    """Prompt GEMMs (M = thousands of tokens) and decode GEMMs (M = the batch) have their own
-    fractions. Worked by hand on Llama-3.1-8B bf16, one H100 (989.4 TFLOP/s), every other factor
-    ideal: at a prefill fraction of 0.5 the 1,000-token prompt's GEMMs take twice
-    2 x params x 1,000 / 989.4e12 and its attention (the attention fraction, 1) is unchanged; a
-    decode step of 4,096 sequences (compute-bound) keeps the decode fraction's time. A table
-    written before the factor (no prefill_compute_fraction) prefills at the compute fraction."""
-    s = stage_shape(catalog.model("llama-3.1-8b"), 1, 1, "bf16", "bf16")
-    p = 1000.0
-    attention = 4 * 32 * 128 * 32 * p * p / 2
-    half = Factors(**{**IDEAL.as_dict(), "prefill_compute_fraction": 0.5})
-    step = _step(catalog, "llama-3.1-8b", "H100-SXM", factors=half)
-    ideal = _step(catalog, "llama-3.1-8b", "H100-SXM")
-    assert float(step.prefill_s(np.array([p]))[0]) == pytest.approx((2 * s.total_dense_flops_per_token * p + attention) / 989.4e12, rel=1e-6)
-    gemm, _ = step.prefill_token_parts(np.array([p]))
-    assert float(gemm[0]) == pytest.approx(2 * s.total_dense_flops_per_token / 989.4e12, rel=1e-9)
-    big, ctx = np.array([4096.0]), np.array([1100.0])
-    assert float(step.decode_step_s(big, ctx)[0]) == pytest.approx(float(ideal.decode_step_s(big, ctx)[0]), rel=1e-12)
-    old = Factors(**{k: v for k, v in IDEAL.as_dict().items() if k != "prefill_compute_fraction"})
-    assert old.prefill_compute_fraction is None and old.as_dict()["prefill_compute_fraction"] == old.compute_fraction
-    from sizer.efficiency import Entry, EfficiencyTable
-
-    legacy = EfficiencyTable(entries=(Entry(match=(), values=tuple((k, v) for k, v in IDEAL.as_dict().items() if k != "prefill_compute_fraction")),))
-    assert legacy.factors("H100-SXM", "vllm", "bf16").prefill_compute_fraction == IDEAL.compute_fraction
-
 def test_tensor_parallel_all_reduce_over_the_link(catalog):
     """Llama-3.1-70B at tp=8, one token: 2 ring all-reduces per layer x 80 layers, each moving
     2 (8-1)/8 x 8,192 x 2 B = 28,672 B per GPU over 450 GB/s, plus 10 us latency each:
