@@ -66,7 +66,14 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     "request_overhead_s": ((E,), (D, E), (E, A), (E, V), (D, E, V)),
     "prefill_layer_overhead_s": ((E,), (D, E), (E, A), (E, V), (D, E, V)),
     "admission_steps": ((E,), (E, V)),
-    "burst_fraction": ((E,),),
+    # (E, V): whether a closed loop's clients stay in waves is the scheduler's doing, and releases
+    # differ: aiconfigurator's SGLang 0.5.1 sweep of Qwen3-32B on H100 (fixed lengths) measured
+    # 2.4 s and 8.9 s of mean TTFT at 128 clients, what a wave of 128 prompts queued behind one
+    # another gives (16 and 64 prefill steps), where its SGLang 0.5.6 sweep of Llama-3.1-8B on
+    # H200 measured under a second at 128-352 clients; one share for the engine made the fit give
+    # 0.5.1 a request overhead of 0.8 s (its 16-client rows then 2-4x too slow); per release, 0.5.1
+    # takes a share of 0.63 and 0.37 s
+    "burst_fraction": ((E,), (E, V)),
 }
 # Factors measured directly elsewhere, kept at the prior's value (the default entry) instead of
 # fitted: serving data constrain them only weakly and the fit would trade them against others.
@@ -401,6 +408,7 @@ def write_efficiency(
     measurements: str,
     fitted: str | None = None,
     versions: list[tuple[str, str]] | None = None,
+    copies: int = 0,
 ) -> str:
     """Write the fitted factors to `path` (efficiency.json; YAML when the name ends otherwise) and
     return the text.
@@ -464,7 +472,9 @@ def write_efficiency(
     doc = {
         "source": (
             f"sizer calibrate: fitted to the {result.rows_fit} fit rows of {measurements} "
-            f"({rows_total} modelled rows; the other {rows_total - result.rows_fit} are the scoring rows of `sizer validate`, never fitted)"
+            f"({rows_total} modelled rows"
+            + (f", {copies} of them copies of another row's run, counted once" if copies else "")
+            + f"; the other {rows_total - copies - result.rows_fit} are the scoring rows of `sizer validate`, never fitted)"
         ),
         "fitted": fitted,
         "method": (
@@ -528,5 +538,6 @@ def calibrate_shipped(
         rows_total=len(resolved),
         measurements=f"{root.name}/measurements" if root.name else "measurements",
         fitted=fitted,
+        copies=len(copy_of),
     )
     return result, text

@@ -27,7 +27,9 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
     burst_fraction              in a closed-loop benchmark (N clients, fixed lengths), the share of
                                 requests that queue behind a whole wave of N prompts arriving at
                                 once: 1/10 if only the first of the harness's ten waves did; more
-                                when fixed output lengths keep later waves bunched
+                                when fixed output lengths keep later waves bunched, as a scheduler
+                                that prefills a whole wave before decoding any of it does (fitted
+                                per engine and release: SGLang 0.5.1's is 0.63)
 
 The file holds a list of entries. Each entry has `match` (any of `device`, `engine`,
 `weight_dtype`, `architecture`, `engine_version`; an empty match is the default) and a value for

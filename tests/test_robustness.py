@@ -865,27 +865,38 @@ def test_a_configuration_serving_only_a_trickle_is_refused_not_planned_by_the_bi
     # fuzz seed 20261264788382: A10G's TPOT at batch 1 sat just under the 0.04076 s bound, so it
     # served 7.35e-10 req/s per replica; the alternative was 49,187,962,311 x A10G (mixed pricing
     # then asked for 366 GiB), the break-even $2.8 billion per GPU-hour. Where exactly the bound
-    # sits against A10G's batch-1 TPOT moves with every refit of the efficiency factors, so the
-    # bound is walked down from the fuzz case's in 30 us steps: at every one A10G is either
-    # planned by at most 100,000 replicas or refused, and one of them is the trickle refused.
-    trickle = None
-    for k in range(8):
-        bound = 0.04076 - 3e-5 * k
+    # sits against A10G's batch-1 TPOT moves with every refit of the efficiency factors (0.0413 s
+    # after the refit of 2026-12-02 with each run counted once), so the bound is bisected between
+    # one A10G misses at batch 1 and one it serves: at every probe A10G is either planned by at
+    # most 100,000 replicas or refused, and as the probes close in on its batch-1 TPOT one of them
+    # is the trickle refused.
+    def probe(k: int, bound: float) -> tuple[str, dict]:
         w = write(
             tmp_path / f"w{k}.yaml",
             "model: llama-3.1-8b\ntraffic: {prompt_tokens: 3355, output_tokens: {p99: 7}, requests_per_s: 36.13}\n"
-            f"slo: {{ttft_s: {{p99: 8.506}}, tpot_s: {bound:.5f}}}\nsearch: {{devices: [A10G, H200-SXM], pp: [1]}}\npricing: {{kind: mixed}}\n",
+            f"slo: {{ttft_s: {{p99: 8.506}}, tpot_s: {bound:.9f}}}\nsearch: {{devices: [A10G, H200-SXM], pp: [1]}}\npricing: {{kind: mixed}}\n",
         )
         code, out, err = run(capsys, "solve", w, "--format", "json")
         assert code == 0, err
         plan = json.loads(out)
         assert all(d["replicas"] <= 100_000 for d in plan["deployments"] + plan["alternatives"]), bound
         assert plan["break_even_usd_per_gpu_hour"] is None or plan["break_even_usd_per_gpu_hour"] < 1e5, bound
-        reason = next((r["reason"] for r in plan["rejected"] if r["device"] == "A10G"), "")
+        return next((r["reason"] for r in plan["rejected"] if r["device"] == "A10G"), ""), plan
+
+    lo, hi = 0.030, 0.060  # A10G misses 30 ms at batch 1 and serves 60 ms
+    assert "at batch 1 >" in probe(0, lo)[0] and "at batch 1 >" not in probe(1, hi)[0]
+    trickle = None
+    for k in range(2, 40):
+        mid = 0.5 * (lo + hi)
+        reason, plan = probe(k, mid)
         if "100,000 replicas would carry" in reason:
-            trickle = (bound, plan, reason)
+            trickle = (mid, plan, reason)
             break
-    assert trickle is not None, "no bound near A10G's batch-1 TPOT made it a trickle"
+        if "at batch 1 >" in reason:
+            lo = mid
+        else:
+            hi = mid
+    assert trickle is not None, f"no bound near A10G's batch-1 TPOT ({lo:.9f}-{hi:.9f} s) made it a trickle"
     bound, plan, reason = trickle
     assert all(d["device"] != "A10G" for d in plan["deployments"] + plan["alternatives"])
     assert "req/s per replica" in reason
