@@ -687,7 +687,7 @@ def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | st
         return f"model {row.model_id!r}: {exc}"
 
 
-def _weight_dtype(model: ModelArch, precision: str) -> str | None:
+def _weight_dtype(model: ModelArch, precision: str, gpu: Gpu | None = None) -> str | None:
     if not precision:
         return model.native_weight_dtype  # no precision given: the checkpoint's own format
     wd = PRECISIONS.get(precision)
@@ -696,6 +696,8 @@ def _weight_dtype(model: ModelArch, precision: str) -> str | None:
     native = model.native_weight_dtype
     if precision == "fp4" and native == "mxfp4":
         return "mxfp4"  # gpt-oss: the checkpoint's MXFP4 experts are its 4-bit format
+    if precision == "fp4" and gpu is not None and gpu.vendor != "nvidia":
+        return "mxfp4"  # FP4 off NVIDIA is OCP MXFP4 (NVFP4 is NVIDIA's format): AMD quantises with Quark to MXFP4 on MI355X
     if precision == "int4" and native == "int4":
         return "int4"
     return wd
@@ -764,10 +766,10 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         gpu = catalog.gpu(device)
     except SizerError:
         return Skipped(row=row, reason=f"system {row.system!r} is not in the GPU catalog")
-    wd = _weight_dtype(model, row.precision)
+    wd = _weight_dtype(model, row.precision, gpu)
     if wd is None:
         return Skipped(row=row, reason=f"precision {row.precision!r} not modelled (expected one of {', '.join(PRECISIONS)})")
-    if wd in ("nvfp4",) and not gpu.supports("fp4"):
+    if wd in ("nvfp4", "mxfp4") and wd != model.native_weight_dtype and not gpu.supports("fp4"):
         return Skipped(row=row, reason=f"precision fp4 on {gpu.name}, which has no FP4 tensor cores in the catalog")
     harness = harness_flags(row)
     if harness.get("max_num_batched_tokens") and not row.max_num_batched_tokens:

@@ -383,3 +383,28 @@ def test_a_measured_figure_the_model_calls_saturated_is_a_miss(tmp_path, catalog
     out = json.loads(to_json(report))
     assert out["summary"]["ttft_p90_ape"] is None  # the strict JSON writer: a figure that is not finite is null
 
+
+
+def test_fp4_off_nvidia_is_mxfp4(tmp_path, catalog):
+    """A measurement at precision fp4 is NVFP4 on NVIDIA (16-value blocks, FP8 scales: 0.5625 bytes
+    a weight) and OCP MXFP4 elsewhere (32-value blocks, E8M0 scales: 0.53125 bytes), the format
+    AMD's MI355X runs and AMD's Quark quantises to; on a device without FP4 tensor cores (MI300X)
+    such a row is skipped with the reason. `sizer solve` likewise refuses nvfp4 weights on an AMD
+    device and names the format it takes."""
+    from sizer.candidates import format_reason
+
+    p = tmp_path / "fp4.csv"
+    head = "id,model_path,system,backend,precision,kind,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    p.write_text(
+        head
+        + "amd,meta-llama/Llama-3.1-70B,mi355x,vllm,fp4,concurrency,1024,1024,8,1,150,14\n"
+        + "nv,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp4,concurrency,1024,1024,8,1,150,14\n"
+        + "old,meta-llama/Llama-3.1-70B,mi300x,vllm,fp4,concurrency,1024,1024,8,1,150,14\n"
+    )
+    amd, nv, old = (resolve(r, catalog) for r in read_csv(p))
+    assert amd.weight_dtype == "mxfp4" and nv.weight_dtype == "nvfp4"
+    assert isinstance(old, Skipped) and "no FP4 tensor cores" in old.reason
+    model = catalog.model("llama-3.1-70b")
+    assert "OCP mxfp4" in format_reason(model, catalog.gpu("MI355X"), "fp8", "nvfp4")
+    assert format_reason(model, catalog.gpu("MI355X"), "fp8", "mxfp4") is None
+    assert format_reason(model, catalog.gpu("B200"), "fp8", "nvfp4") is None
