@@ -74,7 +74,7 @@ SYSTEMS = {
     "h100_pcie": "H100-PCIe",
     "h100_nvl": "H100-NVL",
     "l4": "L4",
-    "a100_pcie": "A100-80GB",
+    "a100_pcie": "A100-80GB-PCIe",
 }
 
 # Checkpoints whose architecture is a catalog model's: the weight format is the row's precision.

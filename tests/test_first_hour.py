@@ -62,6 +62,7 @@ def test_explain_takes_vllm_flag_spellings():
         ("NVIDIA H200", "H200-SXM"),
         ("NVIDIA A100-SXM4-80GB", "A100-80GB"),
         ("NVIDIA A100-SXM4-40GB", "A100-40GB"),
+        ("NVIDIA A100 80GB PCIe", "A100-80GB-PCIe"),
         ("NVIDIA L40S", "L40S"),
         ("NVIDIA L4", "L4"),
         ("NVIDIA A10G", "A10G"),
@@ -82,11 +83,11 @@ def test_device_names_as_nvidia_smi_and_rocm_smi_print_them(catalog, printed, de
 
 @pytest.mark.parametrize(
     "printed, suggestion",
-    [("NVIDIA A100 80GB PCIe", "A100-80GB"), ("NVIDIA A100-PCIE-40GB", "A100-40GB"), ("NVIDIA A10", "A10G"), ("NVIDIA H200 NVL", "H200-SXM"), ("Tesla T4", None)],
+    [("NVIDIA A100-PCIE-40GB", "A100-80GB-PCIe"), ("NVIDIA A10", "A10G"), ("NVIDIA H200 NVL", "H200-SXM"), ("Tesla T4", None)],
 )
 def test_other_cards_are_not_taken_for_a_catalogued_one(catalog, printed, suggestion):
-    """A PCIe A100 (1,935 GB/s, 300 W) is not the SXM module the catalog has: refused, with the
-    closest of the same chip suggested."""
+    """A 40 GB PCIe A100 (1,555 GB/s, 250 W, PCIe Gen4) is neither the 40 GB SXM module nor the
+    80 GB PCIe card the catalog has: refused, with the closest name of the same chip suggested."""
     with pytest.raises(UnknownNameError) as info:
         catalog.gpu(printed)
     message = str(info.value)

@@ -408,3 +408,21 @@ def test_fp4_off_nvidia_is_mxfp4(tmp_path, catalog):
     assert "OCP mxfp4" in format_reason(model, catalog.gpu("MI355X"), "fp8", "nvfp4")
     assert format_reason(model, catalog.gpu("MI355X"), "fp8", "mxfp4") is None
     assert format_reason(model, catalog.gpu("B200"), "fp8", "nvfp4") is None
+
+
+def test_an_a100_pcie_row_is_read_on_the_pcie_card(tmp_path, catalog):
+    """aiconfigurator names the 80 GB PCIe A100 `a100_pcie`: it is the PCIe card (1,935 GB/s HBM,
+    PCIe Gen4 x16 at 32 GB/s a direction between cards: thundercompute's A100 table, glennklockwood's
+    '32+32 GB/s PCIe Gen4'), not the SXM module (2,039 GB/s, NVLink 300 GB/s) it was read as before.
+    The same tp=2 row predicts a slower step on it: its batch-1 step reads the weights at 1,935/2,039
+    of the SXM's speed, and its prompts all-reduce over a link a tenth as fast."""
+    p = tmp_path / "a100.csv"
+    head = "id,model_path,system,backend,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    p.write_text(head + "pcie,meta-llama/Llama-3.1-8B,a100_pcie,vllm,bf16,4096,256,1,2,60,8\nsxm,meta-llama/Llama-3.1-8B,a100_sxm,vllm,bf16,4096,256,1,2,60,8\n")
+    rows = read_csv(p)
+    pcie, sxm = (resolve(r, catalog) for r in rows)
+    assert pcie.gpu.name == "A100-80GB-PCIe" and sxm.gpu.name == "A100-80GB"
+    assert pcie.gpu.hbm_bytes_per_s == pytest.approx(1935e9) and pcie.gpu.link_for(2) == pytest.approx(32e9)
+    by_id = {r.row.row_id: r for r in validate_rows(rows, catalog).results}
+    assert by_id["pcie"].predicted_tpot_ms > by_id["sxm"].predicted_tpot_ms
+    assert by_id["pcie"].predicted_ttft_ms > by_id["sxm"].predicted_ttft_ms
