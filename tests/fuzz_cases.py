@@ -47,7 +47,7 @@ DOCUMENTED_EXIT_CODES = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}  # 11: simulate's pl
 INTERNAL = 70
 # models small enough to evaluate quickly, of every architecture the catalog holds
 MODELS = ["llama-3.1-8b", "qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3", "llama-3.1-70b-fp8"]
-DEVICES = ["H100-SXM", "H200-SXM", "A100-80GB", "L40S", "MI300X", "RTX-4090", "L4", "B200", "A10G"]
+DEVICES = ["H100-SXM", "H200-SXM", "A100-80GB", "L40S", "MI300X", "RTX-4090", "L4", "B200", "A10G", "A100-80GB-PCIe"]
 BAD_VALUES = [float("nan"), float("inf"), -1, 0, -1e308, 1e308, "x", "", [], {}, None, True, [1, "a"], {"p50": "x"}, 10**30, 1e-300, "1e5", 2**63, 10**400, " ", "\u00e9\u4e2d"]
 ENGINES = ["vllm", "sglang", "trtllm", "llamacpp"]
 
