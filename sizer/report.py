@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import reason_lines
 from .optimize import Deployment, Plan
-from .tables import Column, csv_table, markdown_table, render_rows, text_table
+from .tables import RATE, Column, csv_table, markdown_table, render_rows, text_table
 from .tables import to_json as _to_json
 from .units import GIB
 
@@ -382,8 +382,8 @@ _TABLE_COLUMNS: list[Column] = [
     ("price_cell", "price", ""),
     ("cost_usd_per_hour", "$/hour", "{:,.2f}"),
     ("cost_usd_per_million_tokens", "$/M tok", "{:,.3f}"),
-    ("load_rps_per_replica", "req/s/rep", "{:.2f}"),
-    ("max_rate_rps_per_replica", "max req/s/rep", "{:.2f}"),
+    ("load_rps_per_replica", "req/s/rep", RATE),
+    ("max_rate_rps_per_replica", "max req/s/rep", RATE),
     ("ttft_p99_s", "TTFT p99 s", "{:.3f}"),
     ("tpot_p99_s", "TPOT p99 s", "{:.4f}"),
     ("max_concurrency", "max seqs", ""),

@@ -20,7 +20,11 @@ import json
 import math
 from typing import Any
 
-Column = tuple[str, str, str]  # (key, header, format spec such as "{:.2f}"; "" = str())
+Column = tuple[str, str, str]  # (key, header, format spec such as "{:.2f}"; "" = str(); RATE)
+
+# A rate's format: two decimals, or two significant figures below 0.01 (a barely feasible option
+# serving 0.0036 req/s a replica is not shown as 0.00)
+RATE = "rate"
 
 MISSING = "-"
 
@@ -39,6 +43,8 @@ def cell(value: Any, fmt: str = "") -> str:
         return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if fmt == RATE and _is_number(value):
+        return f"{value:.2g}" if 0 < abs(value) < 0.01 else f"{value:.2f}"
     if fmt and _is_number(value):
         return fmt.format(value)
     return str(value)

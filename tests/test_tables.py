@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sizer
 from sizer.measurements import read_csv
-from sizer.tables import csv_table, markdown_table, render_rows, text_table
+from sizer.tables import RATE, cell, csv_table, markdown_table, render_rows, text_table
 from sizer.validate import render_table, validate_rows
 
 PACKAGE = Path(sizer.__file__).parent
@@ -24,6 +24,14 @@ def test_the_rules_by_hand():
     assert markdown_table(rows, cols).splitlines()[1] == "|:---|---:|---:|:---|"
     assert csv_table(rows, ["name", "n", "x", "ok"]) == "name,n,x,ok\nH100,3,1.25,True\nL4,,,False\n"
     assert render_rows(rows, cols, "table", title="T").startswith("T\n\nname")
+
+
+def test_a_small_rate_keeps_two_significant_figures():
+    """20 req/s over 5,573 one-card replicas (gpt-oss-120b on the PCIe A100, agents workload) is
+    0.0036 req/s a replica, not '0.00'; rates from 0.01 up keep two decimals, zero stays 0.00."""
+    assert cell(20 / 5573, RATE) == "0.0036"
+    assert cell(3.1249, RATE) == "3.12" and cell(0.01, RATE) == "0.01" and cell(0.0, RATE) == "0.00"
+    assert cell(None, RATE) == "-"
 
 
 def test_no_module_draws_a_table_with_pandas():
