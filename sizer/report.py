@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import reason_lines
 from .optimize import Deployment, Plan
-from .tables import RATE, Column, csv_table, markdown_table, render_rows, text_table
+from .tables import RATE, Column, cell, csv_table, markdown_table, render_rows, text_table
 from .tables import to_json as _to_json
 from .units import GIB
 
@@ -150,7 +150,7 @@ def _with_evidence_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(r)
             continue
         lo, hi = r["max_rate_rps_per_replica_p10"], r["max_rate_rps_per_replica_p90"]
-        out.append({**r, "max_rate_band": None if lo is None else f"{lo:.2f}-{hi:.2f}", "evidence_short": evidence_short(e)})
+        out.append({**r, "max_rate_band": None if lo is None else f"{cell(lo, RATE)}-{cell(hi, RATE)}", "evidence_short": evidence_short(e)})
     return out
 
 
