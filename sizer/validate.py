@@ -608,8 +608,9 @@ def report_dict(report: Report) -> dict:
                 "mode": r.row.mode,
                 "kind": r.row.kind,
                 "layout": r.layout,
-                "isl": r.row.isl,
-                "osl": r.row.osl,
+                "dataset": r.row.dataset,
+                "isl": None if r.row.dataset else r.row.isl,
+                "osl": None if r.row.dataset else r.row.osl,
                 "concurrency": r.row.concurrency,
                 "request_rate_rps": r.row.request_rate_rps,
                 "measured_ttft_ms": _round(r.row.ttft_ms, 3),
@@ -765,7 +766,7 @@ def render_table(report: Report, rows: str = "all") -> str:
         out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe, none dropped silently{hint})")
         out.append(text_table(skip_counts(report), _SKIP_COUNT_COLUMNS, indent="  ").rstrip("\n"))
     if rows in ("all", "score", "fit"):
-        chosen = [{**r, "isl_osl": f"{r['isl']:g}/{r['osl']:g}"} for r in d["rows"] if rows == "all" or r["role"] == rows]
+        chosen = [{**r, "isl_osl": r["dataset"] or f"{r['isl']:g}/{r['osl']:g}"} for r in d["rows"] if rows == "all" or r["role"] == rows]
         if chosen:
             out.append("")
             out.append("PER ROW (ms; tokens/s of the measured deployment)")

@@ -426,3 +426,24 @@ def test_an_a100_pcie_row_is_read_on_the_pcie_card(tmp_path, catalog):
     by_id = {r.row.row_id: r for r in validate_rows(rows, catalog).results}
     assert by_id["pcie"].predicted_tpot_ms > by_id["sxm"].predicted_tpot_ms
     assert by_id["pcie"].predicted_ttft_ms > by_id["sxm"].predicted_ttft_ms
+
+
+def test_a_dataset_row_reports_its_dataset_not_zero_lengths(tmp_path, catalog):
+    """An MLPerf row gives its lengths as a dataset (isl/osl empty): the JSON row names the
+    dataset with isl/osl null, and the table shows the dataset where fixed rows show isl/osl,
+    never '0/0'."""
+    p = tmp_path / "m.csv"
+    p.write_text(
+        "id,model_path,system,backend,precision,kind,dataset,isl,osl,tp_size,replicas,output_tokens_per_s\n"
+        "off,meta-llama/Llama-2-70b-chat-hf,mi325x,vllm,fp8,offline,mlperf-llama2-70b,,,1,8,33928.1\n"
+        "fix,meta-llama/Llama-2-70b-chat-hf,mi325x,vllm,fp8,offline,,1024,256,1,8,33928.1\n"
+    )
+    report = validate_rows(read_csv(p), catalog)
+    rows = {r["id"]: r for r in report_dict(report)["rows"]}
+    assert (rows["off"]["dataset"], rows["off"]["isl"], rows["off"]["osl"]) == ("mlperf-llama2-70b", None, None)
+    assert (rows["fix"]["dataset"], rows["fix"]["isl"], rows["fix"]["osl"]) == (None, 1024, 256)
+    from sizer.validate import render_table
+
+    table = render_table(report, rows="all")
+    off_line = next(line for line in table.splitlines() if line.startswith("off "))
+    assert "mlperf-llama2-70b" in off_line and " 0/0 " not in off_line
