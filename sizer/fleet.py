@@ -239,7 +239,7 @@ def shape_reason(device: str, tp: int, pp: int, offers: list[Offer], kind: str) 
     shape = f"tp={tp}" + (f" pp={pp}" if pp > 1 else "")
     largest = max(offers, key=lambda o: (o.instance_gpus, -o.usd_per_gpu_hour))
     return (
-        f"{device} {shape} needs {tp * pp} GPUs in one machine; the largest {kind} instance holds {largest.instance_gpus} "
+        f"{device} {shape} needs {tp * pp} GPUs in one machine, {kind} offers at most {largest.instance_gpus} "
         f"({largest.price.instance_label}); see constraints.allow_cross_node or --prices"
     )
 
