@@ -129,10 +129,8 @@ def format_reason(model: ModelArch, gpu: Gpu, kv_dtype: str, weight_dtype: str, 
     need = REQUIRES_NATIVE.get(weight_dtype)
     if need and not gpu.supports(need):
         return f"{gpu.name} has no {need.upper()} tensor cores ({need}_dense_tflops absent in the catalog): {weight_dtype} weights unsupported"
-    if weight_dtype == "nvfp4" and gpu.vendor != "nvidia":
-        # NVFP4 (16-value blocks, FP8 E4M3 scales) is NVIDIA's Blackwell format; AMD's FP4 tensor cores
-        # (MI355X) take OCP MXFP4 (32-value blocks, E8M0 scales), what AMD's Quark quantises to
-        return f"{gpu.name}: nvfp4 is NVIDIA's FP4 format; its FP4 weights are OCP mxfp4"
+    if weight_dtype == "nvfp4" and gpu.fp4_format != "nvfp4":
+        return f"{gpu.name}: nvfp4 is NVIDIA's FP4 format; its FP4 weights are OCP {gpu.fp4_format}"
     return engine_policy(engine).kv_reason(gpu, KvFormat.of(kv_dtype))
 
 

@@ -113,6 +113,13 @@ class Gpu:
     def supports(self, compute_format: str) -> bool:
         return self.dense_flops_per_s.get(compute_format) is not None
 
+    @property
+    def fp4_format(self) -> str:
+        """The 4-bit weight format its FP4 tensor cores take: NVFP4 (16-value blocks, FP8 E4M3
+        scales) is NVIDIA's Blackwell format; off NVIDIA FP4 is OCP MXFP4 (32-value blocks, E8M0
+        scales), what AMD's Quark quantises to for MI355X."""
+        return "nvfp4" if self.vendor == "nvidia" else "mxfp4"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Price:

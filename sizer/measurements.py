@@ -696,8 +696,8 @@ def _weight_dtype(model: ModelArch, precision: str, gpu: Gpu | None = None) -> s
     native = model.native_weight_dtype
     if precision == "fp4" and native == "mxfp4":
         return "mxfp4"  # gpt-oss: the checkpoint's MXFP4 experts are its 4-bit format
-    if precision == "fp4" and gpu is not None and gpu.vendor != "nvidia":
-        return "mxfp4"  # FP4 off NVIDIA is OCP MXFP4 (NVFP4 is NVIDIA's format): AMD quantises with Quark to MXFP4 on MI355X
+    if precision == "fp4" and gpu is not None:
+        return gpu.fp4_format  # the device's FP4: NVFP4 on NVIDIA, OCP MXFP4 elsewhere (Gpu.fp4_format)
     if precision == "int4" and native == "int4":
         return "int4"
     return wd
