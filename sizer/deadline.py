@@ -39,7 +39,9 @@ class Deadline:
         """A deadline `fraction` of the time left from now (no limit stays no limit): the main
         program's solve leaves the rest to what follows it (the evidence, break-even, re-solves)."""
         left = self.remaining_s()
-        return Deadline(None if left is None else left * fraction)
+        part = Deadline(None if left is None else left * fraction)
+        part.seconds = self.seconds  # messages name the limit the user gave, not the share's
+        return part
 
     def check(self, what: str) -> None:
         """SolverError (exit 10) when the deadline has passed."""

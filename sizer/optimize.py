@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -625,18 +626,28 @@ def run_program(program: FleetProgram, time_limit_s: float | Deadline | None = D
     """Solve within `time_limit_s` (seconds, or what is left of a command's Deadline); None when
     the program is infeasible. SolverError for any other non-optimal status without a solution,
     and when the deadline has passed before the solver could start."""
+    given = time_limit_s.seconds if isinstance(time_limit_s, Deadline) else time_limit_s
     if isinstance(time_limit_s, Deadline):
         time_limit_s = time_limit_s.solver_limit_s(what)
+    limit = f" within --time-limit-s {given:g}" if given else ""
     solver, name = _make_solver(time_limit_s=time_limit_s, warm_start=program.started)
+    started = time.monotonic()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning)
-        status = program.prob.solve(solver)
+        try:
+            status = program.prob.solve(solver)
+        except pulp.PulpSolverError as exc:
+            # CBC given a fraction of a second can exit before it writes a solution file
+            raise SolverError(f"{name} exited without a result{limit} for {what} (no solution file; `sizer --debug` shows PuLP's message)") from exc
     outcome = solver_outcome(status, program.prob.sol_status)
     if outcome == "infeasible":
+        if program.prob.sol_status != pulp.LpSolutionInfeasible and time_limit_s and time.monotonic() - started >= time_limit_s:
+            # CBC stopped on its time limit writes 'Integer infeasible' (status infeasible, no
+            # solution) even for a program with a feasible first incumbent: a stop, not a proof
+            raise SolverError(f"{name} reached the time limit{limit} with neither a plan nor a proof that none exists, for {what}")
         return None
     if outcome not in ("optimal", "feasible"):
-        limit = f" within the time limit of {time_limit_s:g} s" if time_limit_s else ""
-        raise SolverError(f"{name} found no plan{limit}: status {outcome!r} for the sizing program")
+        raise SolverError(f"{name} found no plan{limit}: status {outcome!r} for {what}")
     return _extract(program, outcome, name)
 
 

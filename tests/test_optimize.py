@@ -4,13 +4,17 @@ with the closed form (k = 1) on the shipped workloads."""
 from __future__ import annotations
 
 import math
+import time
+from types import SimpleNamespace
 
+import pulp
 import pytest
 
 from sizer.candidates import Config, Evaluated, evaluate_candidates
 from sizer.catalog import Price
-from sizer.errors import InfeasibleError
-from sizer.optimize import best_single, build_problem, solve_program, usd_per_million_tokens
+from sizer.deadline import Deadline
+from sizer.errors import InfeasibleError, SolverError
+from sizer.optimize import best_single, build_problem, run_program, solve_program, usd_per_million_tokens
 from sizer.workload import load_workload
 
 from .conftest import WORKLOADS
@@ -90,3 +94,44 @@ def test_no_feasible_candidate_is_infeasible(catalog, tmp_path):
         solve(load_workload(p, catalog), catalog)
     assert "L4" in str(info.value) and "GiB" in str(info.value)
     assert info.value.reasons and info.value.reasons[0][0] == "L4"
+
+
+class _StoppedProb:
+    """A program whose solve behaves as CBC did near a command's deadline (fuzz-found, test
+    test_a_plan_the_solver_cannot_prove_in_time_is_still_reported_within_the_limit at
+    --time-limit-s 3.6-3.8): it takes `seconds` and ends with `status`/`sol_status`, or raises."""
+
+    def __init__(self, seconds, status=pulp.LpStatusInfeasible, sol_status=pulp.LpSolutionNoSolutionFound, error=None):
+        self.seconds, self.status, self.sol_status, self.error = seconds, status, sol_status, error
+
+    def solve(self, solver):
+        time.sleep(self.seconds)
+        if self.error:
+            raise pulp.PulpSolverError(self.error)
+        return self.status
+
+
+def test_a_solver_stopped_at_its_limit_is_no_proof_of_infeasibility():
+    """CBC given 0.10 s for the main program of a gpt-oss-20b mixed fleet (with a feasible first
+    incumbent) wrote 'Integer infeasible' after 0.24 s: PuLP's status infeasible, no solution.
+    sizer took it for a proof and said the workload's max_configurations conflicts with the
+    demand (exit 9). At or past the time limit it is a stop (SolverError, exit 10, naming the
+    user's --time-limit-s); before it, an answer (None); a proof (sol_status infeasible) is one
+    whenever it comes; and CBC exiting without a solution file is a SolverError, not a crash."""
+    stop = SimpleNamespace(prob=_StoppedProb(0.1), started=True)
+    with pytest.raises(SolverError, match=r"CBC reached the time limit within --time-limit-s 4 with neither a plan nor a proof"):
+        run_program(stop, Deadline(4).share(0.02))
+    assert run_program(SimpleNamespace(prob=_StoppedProb(0.0), started=False), 10.0) is None
+    proof = SimpleNamespace(prob=_StoppedProb(0.06, sol_status=pulp.LpSolutionInfeasible), started=False)
+    assert run_program(proof, 0.05) is None
+    crashed = SimpleNamespace(prob=_StoppedProb(0.0, error="Pulp: Error while trying to execute, use msg=True for more details/x/cbc"), started=False)
+    with pytest.raises(SolverError, match=r"CBC exited without a result within --time-limit-s 2 for the sizing program \(no solution file"):
+        run_program(crashed, 2.0)
+
+
+def test_a_shared_deadline_names_the_users_limit():
+    """The main program's solve gets a share of what is left; when that share has run out its
+    error said '--time-limit-s 0', a limit nobody gave."""
+    part = Deadline(3).share(0.0)
+    assert part.expired()
+    assert str(part.error("the sizing program")) == "--time-limit-s 3: the time limit was reached before the sizing program finished"
