@@ -204,3 +204,35 @@ def test_closed_loop_takes_a_distribution(step):
     L = RowLengths.of([spread], [None], [spread.mean], [300.0])
     out = closed_loop(step, np.array([32.0]), np.array([spread.mean]), np.array([300.0]), np.array([1e4]), np.array([8192.0]), lengths=L)
     assert np.isfinite(out.ttft_s).all() and out.output_tokens_per_s[0] > 0
+
+
+def test_an_mlperf_run_is_fitted_and_predicted_as_its_harness_not_its_base_release(tmp_path, catalog):
+    """An MLPerf submission runs its submitter's harness (AMD's tuned ROCm vLLM fork; NVIDIA's own
+    TensorRT builds, labelled mlperf-v4.1 already), so a row on an `mlperf-*` dataset takes the
+    release label "mlperf-<named>", which the efficiency table reads as "mlperf"
+    (measurements.mlperf_release). Without it, AMD's MI300X Llama-2-70B Offline run (MLPerf v4.1:
+    2,835-3,063 output tokens/s a GPU, TP1 x 8, whose harness is built on vLLM 0.4.3) named as vLLM
+    0.10.1 took the offsets of AMD's TP 8 throughput tables of that release and was predicted at
+    1,785 tokens/s a GPU (-40 %), and as 0.4.3 at 2,842: the label decided the answer."""
+    from sizer.efficiency import version_label
+    from sizer.measurements import mlperf_release
+
+    head = "id,model_path,system,backend,backend_version,precision,kv_dtype,kind,dataset,isl,osl,concurrency,tp_size,replicas,output_tokens_per_s\n"
+    body = "".join(
+        f"off{v or 'none'},meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,{v},fp8,fp8,offline,mlperf-llama2-70b,,,2048,1,8,23514.8\n"
+        for v in ("0.4.3", "0.10.1", "")
+    )
+    body += "trt,meta-llama/Llama-2-70b-chat-hf,h100_sxm,trtllm,mlperf-v4.1,fp8,fp8,offline,mlperf-llama2-70b,,,,2,4,24000\n"
+    body += "fixed,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,0.10.1,fp8,fp8,offline,,1024,1024,2048,1,8,23514.8\n"
+    path = tmp_path / "mlperf.csv"
+    path.write_text(head + body)
+    rows = {r.row_id: r for r in read_csv(path)}
+    assert mlperf_release(rows["off0.10.1"]) == "mlperf-0.10.1" and version_label("mlperf-0.10.1", "vllm") == "mlperf"
+    assert mlperf_release(rows["offnone"]) == "mlperf"
+    assert mlperf_release(rows["trt"]) == ""  # already labelled as the harness
+    assert mlperf_release(rows["fixed"]) == ""  # not an MLPerf dataset: the release it names
+    resolved = [resolve(rows[k], catalog) for k in ("off0.4.3", "off0.10.1", "offnone", "fixed")]
+    assert resolved[0].row.engine_version == "mlperf-0.4.3" and resolved[3].row.engine_version == "0.10.1"
+    pred = predict(build_setup(resolved[:3])).output_tokens_per_s
+    assert pred[0] == pytest.approx(pred[1], rel=1e-9) and pred[0] == pytest.approx(pred[2], rel=1e-9)
+    assert 0.85 * 2835 < pred[0] < 1.15 * 3063
