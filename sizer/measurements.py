@@ -744,9 +744,11 @@ def mlperf_release(row: "MeasuredRow") -> str:
     TPOT at minutes."""
     if not row.dataset or not row.dataset.strip().lower().startswith("mlperf-"):
         return ""
+    from .efficiency import version_label
+
     named = row.engine_version.strip()
-    if named.lower().startswith("mlperf"):
-        return ""
+    if version_label(named, row.engine) == "mlperf":
+        return ""  # already labelled as the harness (NVIDIA's mlperf-v4.1)
     return f"mlperf-{named}" if named else "mlperf"
 
 
