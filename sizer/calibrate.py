@@ -42,29 +42,39 @@ from .measurements import Resolved
 from .validate import Setup, build_setup, predict
 
 # Which groupings may move each factor (beyond its global value).
-D, E, W, A, V = "device", "engine", "weight_dtype", "architecture", "engine_version"
+D, E, W, A, V, X = "device", "engine", "weight_dtype", "architecture", "engine_version", "vendor"
 LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
+    # (X,), (X, E): a vendor's devices share a software stack (ROCm and its vLLM and SGLang builds
+    # against CUDA's) and what their datasheets count as peak; the global values are otherwise
+    # NVIDIA's, fitted on 886 of the 953 fit rows: MI300X's vLLM FP8 dense GEMMs ran at 0.18-0.30
+    # of its datasheet peak where H100-SXM's ran at 0.72, so an AMD device with no rows of its own
+    # (MI325X, MI355X) was predicted at NVIDIA's efficiency (MI325X's four MLPerf v5.0 Offline
+    # rows 27-40 % high; with the vendor level 3 %, though never fitted to them). A vendor offset
+    # and a device offset on the same rows share the move under the ridge: an AMD device without
+    # rows takes the vendor's part of MI300X's offsets, not all of them (a sibling's offsets taken
+    # whole predicted measured NVIDIA devices worse than the global values: H100-SXM from H200-SXM's,
+    # TPOT median error 19 -> 37 %; MI325X from MI300X's, 30 % low)
     # (D, E, V): a device's software releases differ (ROCm vLLM 0.6 against 0.10 on MI300X) beyond
     # what the engine's release does on other devices; the offset of a release measured on a device
     # is that device's, and a release not measured there falls back to the nearest measured one
     # (efficiency.release_for), not to the average over the device's releases
-    "hbm_bandwidth_fraction": ((D,), (E,), (D, E), (D, E, V)),
-    "expert_bandwidth_fraction": ((E,), (W,), (D, E)),
-    "kv_bandwidth_fraction": ((E,), (D,)),
+    "hbm_bandwidth_fraction": ((X,), (D,), (E,), (X, E), (D, E), (D, E, V)),
+    "expert_bandwidth_fraction": ((E,), (W,), (X, E), (D, E)),
+    "kv_bandwidth_fraction": ((E,), (X,), (D,)),
     # an engine's release changes its GEMM and attention kernels too (ROCm vLLM 0.6 against 0.4 and
     # 0.7 on MI300X: the same device and engine a factor of several apart in prefill)
     # (A,), (W, A): a dense model's GEMMs are a few large matrices; an MoE's are grouped GEMMs over
     # experts that each see a fraction of the step's tokens (and MLA's attention runs other kernels):
     # one GEMM efficiency for both made the fit trade dense prefill against MoE prefill (Llama-3.1-70B
     # TTFT 40-80 % high on every engine and device while the MoE rows sat at their median)
-    "compute_fraction": ((D,), (E,), (W,), (A,), (W, A), (D, E), (E, V), (D, E, V)),
-    "attention_compute_fraction": ((E,), (D,), (A,), (E, V), (D, E, V)),
+    "compute_fraction": ((X,), (D,), (E,), (W,), (A,), (W, A), (X, E), (D, E), (E, V), (D, E, V)),
+    "attention_compute_fraction": ((E,), (X,), (D,), (A,), (E, V), (D, E, V)),
     "link_bandwidth_fraction": (),  # not fitted: FIXED below
     "link_latency_s": ((E,),),
-    "step_overhead_s": ((E,), (D, E), (E, V), (D, E, V)),
+    "step_overhead_s": ((E,), (X, E), (D, E), (E, V), (D, E, V)),
     "sequence_overhead_s": ((E,),),
-    "request_overhead_s": ((E,), (D, E), (E, A), (E, V), (D, E, V)),
-    "prefill_layer_overhead_s": ((E,), (D, E), (E, A), (E, V), (D, E, V)),
+    "request_overhead_s": ((E,), (X, E), (D, E), (E, A), (E, V), (D, E, V)),
+    "prefill_layer_overhead_s": ((E,), (X, E), (D, E), (E, A), (E, V), (D, E, V)),
     "admission_steps": ((E,), (E, V)),
     # (E, V): whether a closed loop's clients stay in waves is the scheduler's doing, and releases
     # differ: aiconfigurator's SGLang 0.5.1 sweep of Qwen3-32B on H100 (fixed lengths) measured
@@ -135,7 +145,14 @@ def _from_link(name: str, x: np.ndarray) -> np.ndarray:
 
 
 def _key(res: Resolved, level: tuple[str, ...]) -> tuple[str, ...]:
-    values = {D: res.gpu.name, E: res.row.engine, W: res.weight_dtype, A: architecture_of(res.model), V: version_label(res.row.engine_version, res.row.engine)}
+    values = {
+        D: res.gpu.name,
+        E: res.row.engine,
+        W: res.weight_dtype,
+        A: architecture_of(res.model),
+        V: version_label(res.row.engine_version, res.row.engine),
+        X: res.gpu.vendor,
+    }
     return tuple(values[k] for k in level)
 
 
@@ -160,6 +177,7 @@ class FitResult:
     entry_rows: dict[tuple, int]
     entry_residual: dict[tuple, float]
     full_rows: dict[tuple, int] = None  # (device, engine, weight, architecture, release) -> fit rows
+    vendors: dict[str, str] = None  # device -> vendor, of the fit rows
 
 
 class _Problem:
@@ -345,6 +363,7 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
         full_rows={
             (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine)): 0 for res in prob.fit
         },
+        vendors={res.gpu.name: res.gpu.vendor for res in prob.fit},
     )
     for res in prob.fit:
         key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine))
@@ -353,27 +372,35 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
 
 
 def _matches_of(res: Resolved) -> list[tuple]:
-    d, e, w, a = res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model)
+    d, e, w, a, x = res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), res.gpu.vendor
+    v = version_label(res.row.engine_version, res.row.engine)
     return [
         (),
         (("engine", e),),
         (("device", d),),
         (("device", d), ("engine", e)),
+        (("vendor", x),),
+        (("vendor", x), ("engine", e)),
+        (("vendor", x), ("engine", e), ("weight_dtype", w), ("architecture", a)),
+        (("vendor", x), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", v)),
         (("engine", e), ("architecture", a)),
-        (("engine", e), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
-        (("engine", e), ("architecture", a), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
+        (("engine", e), ("engine_version", v)),
+        (("engine", e), ("architecture", a), ("engine_version", v)),
         (("device", d), ("engine", e), ("weight_dtype", w)),
         (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a)),
-        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", version_label(res.row.engine_version, res.row.engine))),
+        (("device", d), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", v)),
     ]
 
 
 def factor_value(result: FitResult, name: str, match: dict[str, str]) -> float | None:
-    """The factor for an entry matching `match` (keys device/engine/weight_dtype): the global
-    value plus every delta whose level's keys the match holds; None if no level of the factor
+    """The factor for an entry matching `match` (keys device/vendor/engine/weight_dtype/...): the
+    global value plus every delta whose level's keys the match holds (a device's match holds its
+    vendor: a device entry composes its vendor's offsets); None if no level of the factor
     applies to the match (so a less specific entry gives it)."""
     x = result.theta[name]
     used = not match
+    if "device" in match and "vendor" not in match and match["device"] in (result.vendors or {}):
+        match = {**match, "vendor": result.vendors[match["device"]]}
     for level in LEVELS[name]:
         if all(k in match for k in level):
             member = tuple(match[k] for k in level)
@@ -409,14 +436,19 @@ def write_efficiency(
     fitted: str | None = None,
     versions: list[tuple[str, str]] | None = None,
     copies: int = 0,
+    vendors: dict[str, str] | None = None,
 ) -> str:
     """Write the fitted factors to `path` (efficiency.json; YAML when the name ends otherwise) and
     return the text.
 
     Entries: the default; one per engine, device, device x engine, engine x architecture,
-    engine x release; and one per (device, engine, weight format[, architecture[, release]]) in
-    `combos` (every combination of the measurement table, the scoring rows' included: their
-    values come from offsets fitted on fit rows only). Each entry
+    engine x release; one per (device,
+    engine, weight format[, architecture[, release]]) in `combos` (every combination of the
+    measurement table, the scoring rows' included: their values come from offsets fitted on fit
+    rows only); and for each vendor with fit rows, one per vendor, vendor x engine, vendor x
+    engine x format x architecture[ x release]: the entries a device with none of its own takes
+    (efficiency.py). `vendors` (device -> vendor) names the vendor of every device in `combos`
+    (default: the fit rows'); a device entry composes its vendor's offsets. Each entry
     lists the factors some level of the entry's keys moves, with `rows` (fit rows it matches) and
     `residual` (RMS log error of their TPOT and TTFT)."""
     fitted = fitted or _dt.date.today().isoformat()
@@ -453,11 +485,35 @@ def write_efficiency(
     full = {c for c in full_combos or () if c[4]}
     full |= {(d, e, w, a, v) for d, e, w, a in combos for v in fitted_releases.get((d, e), ())}
     matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for d, e, w, a, v in sorted(full)]
+    # a vendor's entries, for its devices without entries of their own (efficiency.py): every
+    # weight format an engine ran in the table with every architecture it ran (MI355X's MXFP4
+    # Llama-2-70B, though no AMD device and no MXFP4 dense model has rows), at each release with
+    # fit rows on the vendor's devices under that engine. With the format: an FP8 or FP4 GEMM
+    # reaches another fraction of its datasheet peak than a BF16 one, and the engine-wide entries
+    # hold no format (a device without entries ran vLLM's FP8 MoE GEMMs at 0.28 of peak, the fit's
+    # 0.14)
+    formats = sorted(
+        {(e, w, a) for _, e, w, _ in combos for a in {a2 for _, e2, _, a2 in combos if e2 == e}}
+    )
+    vendor_of = {**(result.vendors or {}), **(vendors or {})}
+    fitted_vendors = sorted({x for (x,) in next((m for (f, lv), m in result.deltas.items() if lv == (X,)), {})})
+    vendor_releases: dict[tuple[str, str], set[str]] = {}
+    for (d, e, w, a, v), n in result.full_rows.items():
+        if v and n and d in vendor_of:
+            vendor_releases.setdefault((vendor_of[d], e), set()).add(v)
+    for x in fitted_vendors:
+        matches += [{"vendor": x}]
+        matches += [{"vendor": x, "engine": e} for e in engines]
+        matches += [{"vendor": x, "engine": e, "weight_dtype": w, "architecture": a} for e, w, a in formats]
+        matches += [
+            {"vendor": x, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for e, w, a in formats for v in sorted(vendor_releases.get((x, e), ()))
+        ]
     entries = []
     for m in matches:
         values = {}
+        composed = {**m, "vendor": vendor_of[m["device"]]} if m.get("device") in vendor_of else m
         for name in FACTORS:
-            v = factor_value(result, name, m)
+            v = factor_value(result, name, composed)
             if v is not None:
                 k, val = _yaml_value(name, v)
                 values[k] = val
@@ -501,7 +557,7 @@ def write_efficiency(
 
 
 def _match_key(m: dict[str, str]) -> tuple:
-    order = ("device", "engine", "weight_dtype", "architecture", "engine_version")
+    order = ("device", "vendor", "engine", "weight_dtype", "architecture", "engine_version")
     return tuple((k, m[k]) for k in order if k in m)
 
 
@@ -539,5 +595,6 @@ def calibrate_shipped(
         measurements=f"{root.name}/measurements" if root.name else "measurements",
         fitted=fitted,
         copies=len(copy_of),
+        vendors={r.gpu.name: r.gpu.vendor for r in resolved},
     )
     return result, text

@@ -31,7 +31,7 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 that prefills a whole wave before decoding any of it does (fitted
                                 per engine and release: SGLang 0.5.1's is 0.63)
 
-The file holds a list of entries. Each entry has `match` (any of `device`, `engine`,
+The file holds a list of entries. Each entry has `match` (any of `device`, `vendor`, `engine`,
 `weight_dtype`, `architecture`, `engine_version`; an empty match is the default) and a value for
 some of the factors. `architecture` is the model's kernel class (architecture_of): `dense`
 (softmax attention, dense MLP), `moe` (routed experts) or `mla_moe` (multi-head latent attention
@@ -39,10 +39,15 @@ and routed experts). `engine_version` is the engine's release as major.minor, SG
 "0.19.0" -> "0.19", "1.2.0rc6.post3" -> "1.2"); releases differ most in host-side overheads.
 For a (device, engine, weight_dtype, architecture, engine_version) every factor is taken from the
 most specific entry that matches and gives it: more match keys win; between equally specific
-entries device > engine > weight_dtype > architecture > engine_version.
-A release the table holds no entry for on that device and engine is looked up as the nearest
-release that has fit rows there (release_for: the newest measured release not after it, else the
-oldest after it), so a workload on a current release takes the factors fitted on the device's
+entries device > vendor > engine > weight_dtype > architecture > engine_version.
+Whose entries a lookup sees besides those naming neither a device nor a vendor (scope): the
+device's when some entry names it; else, for a device with no entry of its own (MI355X, L4), its
+vendor's (gpus.yaml `vendor`: AMD's entries hold the vendor's part of MI300X's offsets, fitted on
+its rows, where the device-neutral ones rest mostly on NVIDIA's rows); else none. A device's own
+entries already hold its vendor's offsets (sizer calibrate composes them), so the two never mix.
+A release the table holds no entry for on that device (or, in the vendor scope, on the vendor's
+devices) and engine is looked up as the nearest release that has fit rows there (release_for:
+the newest measured release not after it, else the oldest after it), so a workload on a current release takes the factors fitted on the device's
 most recent measured software, never silently the release-neutral average of older rows; which
 release was used is reported (basis).
 The default entry must give every factor. Each entry also carries its provenance (`rows`: the
@@ -80,7 +85,7 @@ _TIME_KEYS = {
     "prefill_layer_overhead_s": ("prefill_layer_overhead_us", 1e-6),
 }
 FACTORS = FRACTIONS + TIMES + COUNTS
-MATCH_KEYS = ("device", "engine", "weight_dtype", "architecture", "engine_version")
+MATCH_KEYS = ("device", "vendor", "engine", "weight_dtype", "architecture", "engine_version")
 ARCHITECTURES = ("dense", "moe", "mla_moe")
 
 
@@ -161,10 +166,11 @@ def _normalised(match: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ..
     return tuple((k, version_label(v, engine) if k == "engine_version" else v.lower()) for k, v in match)
 
 
-def _wanted(device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str) -> dict[str, str]:
+def _wanted(device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str, vendor: str = "") -> dict[str, str]:
     """A lookup's keys as entries are matched: lower case, the release as major.minor."""
     return {
         "device": device.lower(),
+        "vendor": vendor.lower(),
         "engine": engine.lower(),
         "weight_dtype": weight_dtype.lower(),
         "architecture": architecture.lower(),
@@ -185,37 +191,45 @@ class EfficiencyTable:
     path: str = ""
     notes: tuple[str, ...] = field(default=())
 
-    def factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
+    def factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "", vendor: str = "") -> Factors:
         """Every factor for (device, engine, weight_dtype, architecture, engine_version) from the
-        most specific entry giving it (memoised: a table is immutable)."""
-        return _factors_cached(self, device, engine, weight_dtype, architecture, engine_version)
+        most specific entry giving it, among the device's entries or, for a device with none, its
+        vendor's (memoised: a table is immutable)."""
+        return _factors_cached(self, device, engine, weight_dtype, architecture, engine_version, vendor)
 
-    def release_for(self, device: str, engine: str, engine_version: str = "") -> str:
+    def scope(self, device: str, vendor: str = "") -> tuple[str, str]:
+        """Whose entries a lookup on `device` uses besides the device-neutral ones: ("device",
+        name) when the table has entries naming the device, else ("vendor", vendor) when it has
+        entries naming its vendor, else ("", "") (datasheet x global factors)."""
+        return _scope(self, device.lower(), vendor.lower())
+
+    def release_for(self, device: str, engine: str, engine_version: str = "", vendor: str = "") -> str:
         """The release whose entries a lookup on (device, engine, engine_version) uses: the release
         itself when the table has fit rows of it on that device and engine (or no device entries
         with a release at all), else the nearest measured one there (the newest not after it, else
         the oldest after it); "" for an unknown release. Non-numeric tags ("nightly") match only
-        themselves."""
-        return _release_for(self, device.lower(), engine.lower(), version_label(engine_version, engine))
+        themselves. A device with no entries of its own uses its vendor's measured releases."""
+        return _release_for(self, device.lower(), engine.lower(), version_label(engine_version, engine), vendor.lower())
 
-    def basis(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> dict:
-        """Where a lookup's factors come from: the release asked for and the release used, the
-        most specific entry giving the compute fraction (its match and fit rows), and the fit rows
-        of that device and engine at the release used."""
+    def basis(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "", vendor: str = "") -> dict:
+        """Where a lookup's factors come from: whose entries (scope: the device's, its vendor's,
+        or none), the release asked for and the release used, the most specific entry giving the
+        compute fraction (its match and fit rows), and the fit rows of that device (or vendor)
+        and engine at the release used."""
         asked = version_label(engine_version, engine)
-        used = self.release_for(device, engine, engine_version)
-        want = _wanted(device, engine, weight_dtype, architecture, used)
-        ranked = sorted((e for e in _for_device(self, want["device"]) if e.matches(want)), key=lambda e: e.specificity, reverse=True)
+        used = self.release_for(device, engine, engine_version, vendor)
+        want = _wanted(device, engine, weight_dtype, architecture, used, vendor)
+        level, name = _scope(self, want["device"], want["vendor"])
+        entries = _for_device(self, want["device"], want["vendor"])
+        ranked = sorted((e for e in entries if e.matches(want)), key=lambda e: e.specificity, reverse=True)
         top = next((e for e in ranked if any(n == "compute_fraction" for n, _ in e.values)), None)
-        release_rows = sum(
-            e.rows
-            for e in _for_device(self, want["device"])
-            if dict(_normalised(e.match)).get("device") == want["device"]
-            and dict(_normalised(e.match)).get("engine") == want["engine"]
-            and len(e.match) == len(MATCH_KEYS)
-            and dict(_normalised(e.match)).get("engine_version") == used
-        ) if used else 0
+        release_rows = (
+            sum(e.rows for e in entries if _is_full(e, level, name, want["engine"]) and dict(_normalised(e.match)).get("engine_version") == used)
+            if used and level
+            else 0
+        )
         return {
+            "scope": level or "global",
             "requested_release": asked,
             "release": used,
             "entry": dict(top.match) if top is not None else {},
@@ -223,11 +237,11 @@ class EfficiencyTable:
             "release_rows": int(release_rows),
         }
 
-    def _factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "") -> Factors:
-        want = _wanted(device, engine, weight_dtype, architecture, engine_version)
-        want["engine_version"] = _release_for(self, want["device"], want["engine"], want["engine_version"])
+    def _factors(self, device: str, engine: str, weight_dtype: str, architecture: str = "", engine_version: str = "", vendor: str = "") -> Factors:
+        want = _wanted(device, engine, weight_dtype, architecture, engine_version, vendor)
+        want["engine_version"] = _release_for(self, want["device"], want["engine"], want["engine_version"], want["vendor"])
         ranked = sorted(
-            (e for e in _for_device(self, want["device"]) if e.matches(want)),
+            (e for e in _for_device(self, want["device"], want["vendor"]) if e.matches(want)),
             key=lambda e: e.specificity,
             reverse=True,
         )
@@ -245,10 +259,39 @@ class EfficiencyTable:
 
 
 @lru_cache(maxsize=256)
-def _for_device(table: EfficiencyTable, device: str) -> tuple[Entry, ...]:
+def _scope(table: EfficiencyTable, device: str, vendor: str) -> tuple[str, str]:
+    named = {(k, v) for e in table.entries for k, v in _normalised(e.match) if k in ("device", "vendor")}
+    if device and ("device", device) in named:
+        return ("device", device)
+    if vendor and ("vendor", vendor) in named:
+        return ("vendor", vendor)
+    return ("", "")
+
+
+@lru_cache(maxsize=256)
+def _for_device(table: EfficiencyTable, device: str, vendor: str = "") -> tuple[Entry, ...]:
     """The entries that can match a lookup on `device` (lower case): those naming it and those
-    naming no device, in the table's order (a tenth of the table: a lookup compares fewer)."""
-    return tuple(e for e in table.entries if dict(_normalised(e.match)).get("device", device) == device)
+    naming neither a device nor a vendor, in the table's order; for a device no entry names, those
+    naming its vendor instead of its own (a tenth of the table: a lookup compares fewer). A
+    device's own entries already hold its vendor's offsets (sizer calibrate composes them)."""
+    level, name = _scope(table, device, vendor)
+
+    def keep(e: Entry) -> bool:
+        m = dict(_normalised(e.match))
+        if "device" in m:
+            return level == "device" and m["device"] == name
+        if "vendor" in m:
+            return level == "vendor" and m["vendor"] == name
+        return True
+
+    return tuple(e for e in table.entries if keep(e))
+
+
+def _is_full(e: Entry, level: str, name: str, engine: str) -> bool:
+    """An entry of the scope's (device's or vendor's) with every other key: engine, weight format,
+    architecture and release."""
+    m = dict(_normalised(e.match))
+    return bool(level) and m.get(level) == name and m.get("engine") == engine and all(k in m for k in ("weight_dtype", "architecture", "engine_version"))
 
 
 def _release_key(label: str) -> tuple[int, ...] | None:
@@ -259,19 +302,21 @@ def _release_key(label: str) -> tuple[int, ...] | None:
 
 
 @lru_cache(maxsize=1024)
-def _measured_releases(table: EfficiencyTable, device: str, engine: str) -> tuple[str, ...]:
-    """Releases with fit rows on (device, engine): those of its full entries with rows > 0."""
+def _measured_releases(table: EfficiencyTable, device: str, engine: str, vendor: str = "") -> tuple[str, ...]:
+    """Releases with fit rows on (device, engine), or on the vendor's devices under the engine for
+    a device with no entries of its own: those of the scope's full entries with rows > 0."""
+    level, name = _scope(table, device, vendor)
     out = set()
-    for e in _for_device(table, device):
+    for e in _for_device(table, device, vendor):
         m = dict(_normalised(e.match))
-        if m.get("device") == device and m.get("engine") == engine and m.get("engine_version") and e.rows > 0:
+        if level and m.get(level) == name and m.get("engine") == engine and m.get("engine_version") and e.rows > 0:
             out.add(m["engine_version"])
     return tuple(sorted(out))
 
 
 @lru_cache(maxsize=4096)
-def _release_for(table: EfficiencyTable, device: str, engine: str, version: str) -> str:
-    measured = _measured_releases(table, device, engine)
+def _release_for(table: EfficiencyTable, device: str, engine: str, version: str, vendor: str = "") -> str:
+    measured = _measured_releases(table, device, engine, vendor)
     if not version or not measured or version in measured:
         return version
     key = _release_key(version)
@@ -379,5 +424,5 @@ def with_factor(f: Factors, **changes: float) -> Factors:
 
 
 @lru_cache(maxsize=4096)
-def _factors_cached(table: EfficiencyTable, device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str) -> Factors:
-    return table._factors(device, engine, weight_dtype, architecture, engine_version)
+def _factors_cached(table: EfficiencyTable, device: str, engine: str, weight_dtype: str, architecture: str, engine_version: str, vendor: str = "") -> Factors:
+    return table._factors(device, engine, weight_dtype, architecture, engine_version, vendor)

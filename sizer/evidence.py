@@ -10,7 +10,12 @@ efficiency factors were never fitted to: measurements.split_roles) and keeps, pe
     measured    under the fitted efficiency table as it stands (the device's own offsets included)
     global      under the same table without any entry naming a device: the error of a device whose
                 speed is its datasheet figures times the global factors (what every device without
-                fit rows gets)
+                fit rows gets). Global factors are the vendor's entries where its devices have fit
+                rows (efficiency.py's vendor scope: AMD's hold the vendor's part of MI300X's
+                offsets), else the device-neutral ones. For a vendor with one measured device
+                (MI300X) its global residuals are partly in-sample, since its own fit rows made the
+                vendor's offsets; MI325X's rows, of a device with no fit rows, are the out-of-sample
+                check (3 % median error on four MLPerf v5.0 Offline rows)
 
 They are computed once per catalog (residual_table: the stored catalogs/residuals.json when its
 fingerprint matches the catalog's files, else a user cache, else computed and cached there).
@@ -169,7 +174,8 @@ def config_id(config_key: str) -> str:
 
 
 def global_table(table):
-    """The efficiency table without any entry naming a device: datasheet x global factors."""
+    """The efficiency table without any entry naming a device: datasheet x global factors (its
+    vendor's entries, if any, else the device-neutral ones), what a device with no entry gets."""
     from dataclasses import replace
 
     entries = tuple(e for e in table.entries if "device" not in dict(e.match))

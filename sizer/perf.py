@@ -563,7 +563,7 @@ class StepModel:
         return np.where(ok, t, np.inf), p, f0, f1
 
 def _factor_values(table: EfficiencyTable, gpu: Gpu, engine: str, weight_dtype: str, model: ModelArch, version: str) -> Factors:
-    return table.factors(gpu.name, engine, weight_dtype, architecture_of(model), version)
+    return table.factors(gpu.name, engine, weight_dtype, architecture_of(model), version, gpu.vendor)
 
 
 def build_step_model(

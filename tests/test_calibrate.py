@@ -192,3 +192,29 @@ def test_robust_weights_reject_gross_outliers():
     assert REJECT == 1.2
     w = _huber_weights(np.array([0.1, -0.5, 1.0, -1.3, 3.0]))
     assert w == pytest.approx([1.0, 0.5, 0.25, 0.0, 0.0])
+
+
+def test_a_device_entry_composes_its_vendors_offset_and_the_vendor_entries_serve_unseen_devices(fitted, sample, tmp_path):
+    """The vendor level (X, and X x engine) moves a factor for every device of the vendor; a device's
+    own entry is theta + vendor + device + engine + ... offsets (composed by hand here from the
+    fit's deltas, logistic link), and a device the fit never saw, of the same vendor (L4: nvidia),
+    takes the written vendor entries: theta + vendor + engine offsets, without any device's."""
+    import math
+
+    name = "hbm_bandwidth_fraction"
+    d = fitted.deltas
+    x = fitted.theta[name] + d[(name, ("vendor",))][("nvidia",)] + d[(name, ("device",))][("B200",)] + d[(name, ("engine",))][("vllm",)]
+    x += d[(name, ("vendor", "engine"))][("nvidia", "vllm")] + d[(name, ("device", "engine"))][("B200", "vllm")]
+    assert factor_value(fitted, name, {"device": "B200", "engine": "vllm"}) == pytest.approx(1 / (1 + math.exp(-x)), rel=1e-9)
+    y = fitted.theta[name] + d[(name, ("vendor",))][("nvidia",)] + d[(name, ("engine",))][("vllm",)] + d[(name, ("vendor", "engine"))][("nvidia", "vllm")]
+    path = tmp_path / "efficiency.json"
+    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, "dense") for r in sample})
+    write_efficiency(fitted, path, combos=combos, rows_total=len(sample), measurements="synthetic", fitted="2026-01-01")
+    table = load_efficiency(path)
+    assert any(dict(e.match).get("vendor") == "nvidia" for e in table.entries)
+    f = table.factors("L4", "vllm", "fp8", "dense", vendor="nvidia")
+    assert f.hbm_bandwidth_fraction == pytest.approx(1 / (1 + math.exp(-y)), rel=1e-3)
+    assert table.basis("L4", "vllm", "fp8", "dense", vendor="nvidia")["scope"] == "vendor"
+    # without its vendor it is the device-neutral value: theta + engine
+    z = fitted.theta[name] + d[(name, ("engine",))][("vllm",)]
+    assert table.factors("L4", "vllm", "fp8", "dense").hbm_bandwidth_fraction == pytest.approx(1 / (1 + math.exp(-z)), rel=1e-3)
