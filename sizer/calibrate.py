@@ -452,15 +452,20 @@ def write_efficiency(
     lists the factors some level of the entry's keys moves, with `rows` (fit rows it matches) and
     `residual` (RMS log error of their TPOT and TTFT)."""
     fitted = fitted or _dt.date.today().isoformat()
-    full_combos = [c for c in combos if len(c) == 5]
-    combos = sorted({c[:4] for c in combos})
+    # a device with no fit rows gets no entry of its own: its entries would hold no offset of
+    # its own, only for the formats the table measured on it (MI325X: dense FP8, so its MLA-MoE
+    # plan ran at a dense model's GEMM efficiency); its vendor's entries cover every format
+    all_combos = sorted({c[:4] for c in combos})
+    measured = {d for (d, *_), n in result.full_rows.items() if n}
+    full_combos = [c for c in combos if len(c) == 5 and c[0] in measured]
+    combos = sorted({c[:4] for c in combos if c[0] in measured})
     matches: list[dict[str, str]] = [{}]
-    engines = sorted({e for _, e, _, _ in combos})
+    engines = sorted({e for _, e, _, _ in all_combos})
     devices = sorted({d for d, _, _, _ in combos})
     matches += [{"engine": e} for e in engines]
     matches += [{"device": d} for d in devices]
     matches += [{"device": d, "engine": e} for d, e in sorted({(d, e) for d, e, _, _ in combos})]
-    matches += [{"engine": e, "architecture": a} for e, a in sorted({(e, a) for _, e, _, a in combos})]
+    matches += [{"engine": e, "architecture": a} for e, a in sorted({(e, a) for _, e, _, a in all_combos})]
     matches += [{"engine": e, "engine_version": v} for e, v in sorted(versions or ()) if v]
     # engine x architecture x release: a device with no entry of its own (L4, A100 ...) takes the
     # release's offsets with the architecture's (an {engine, architecture} entry would otherwise
@@ -470,7 +475,7 @@ def write_efficiency(
         if v and n:
             engine_releases.setdefault(e, set()).add(v)
     matches += [
-        {"engine": e, "architecture": a, "engine_version": v} for e, a in sorted({(e, a) for _, e, _, a in combos}) for v in sorted(engine_releases.get(e, ()))
+        {"engine": e, "architecture": a, "engine_version": v} for e, a in sorted({(e, a) for _, e, _, a in all_combos}) for v in sorted(engine_releases.get(e, ()))
     ]
     matches += [{"device": d, "engine": e, "weight_dtype": w} for d, e, w in sorted({(d, e, w) for d, e, w, _ in combos})]
     matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a} for d, e, w, a in sorted({c[:4] for c in combos})]
@@ -493,7 +498,7 @@ def write_efficiency(
     # hold no format (a device without entries ran vLLM's FP8 MoE GEMMs at 0.28 of peak, the fit's
     # 0.14)
     formats = sorted(
-        {(e, w, a) for _, e, w, _ in combos for a in {a2 for _, e2, _, a2 in combos if e2 == e}}
+        {(e, w, a) for _, e, w, _ in all_combos for a in {a2 for _, e2, _, a2 in all_combos if e2 == e}}
     )
     vendor_of = {**(result.vendors or {}), **(vendors or {})}
     fitted_vendors = sorted({x for (x,) in next((m for (f, lv), m in result.deltas.items() if lv == (X,)), {})})
@@ -535,7 +540,7 @@ def write_efficiency(
         "fitted": fitted,
         "method": (
             f"robust (Huber, knee {HUBER} log units, no weight beyond {REJECT}) Levenberg-Marquardt on log(predicted/measured) of mean TPOT (weight {METRIC_WEIGHTS['tpot']:g}), "
-            f"mean TTFT ({METRIC_WEIGHTS['ttft']:g}) and output throughput ({METRIC_WEIGHTS['throughput']:g}); hierarchical offsets by device, engine, "
+            f"mean TTFT ({METRIC_WEIGHTS['ttft']:g}) and output throughput ({METRIC_WEIGHTS['throughput']:g}); hierarchical offsets by vendor, device, engine, "
             "weight format, architecture, engine release and their pairs (LEVELS in sizer/calibrate.py), "
             f"ridge {RIDGE} per squared offset, prior weight {PRIOR}; {result.iterations} iterations; "
             + ", ".join(f"RMS log error {m} {v:.3f}" for m, v in result.rms_log_error.items())

@@ -308,7 +308,9 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
         keep = _cannot_win(workload, (catalog, *price_views), passing) if prune and prunable(workload) else None
         cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
-            out[slot] = _with_capacity(cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]), catalog.root)
+            out[slot] = _with_capacity(
+                cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]), catalog.root, gpu.vendor
+            )
     return [e for e in out if e is not None]
 
 
@@ -455,7 +457,7 @@ def demand_of(workload: Workload) -> Demand:
 
 def _with_capacity(
     cfg: Config, m: MemoryBreakdown, engine: EngineSettings, price: Price, adm: Admission, cap: Capacity, j: int, workload: Workload,
-    scales: tuple[float, float] | None = None, catalog_root=None,
+    scales: tuple[float, float] | None = None, catalog_root=None, vendor: str = "",
 ) -> Evaluated:
     rate = float(cap.max_rate_rps[j])
     if rate <= 0:
@@ -479,7 +481,7 @@ def _with_capacity(
         max_rate_rps=rate,
         binding=cap.binding[j],
         rate_exact=bool(cap.exact[j]),
-        factors_basis=_factors_basis(catalog_root, cfg, engine, workload.model),
+        factors_basis=_factors_basis(catalog_root, cfg, engine, workload.model, vendor),
     )
 
 
@@ -489,14 +491,15 @@ only at a trickle (a bound at its zero-load latency): it is refused with that re
 as 49 billion replicas (fuzz seed 20261264788382) with a break-even of $2.8 billion per GPU-hour."""
 
 
-def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model) -> dict | None:
-    """efficiency.EfficiencyTable.basis for a feasible configuration (the evidence of its speed)."""
+def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model, vendor: str = "") -> dict | None:
+    """efficiency.EfficiencyTable.basis for a feasible configuration (the evidence of its speed;
+    `vendor`, the device's, names the entries a device with none of its own takes)."""
     from .efficiency import architecture_of
 
     if catalog_root is None:
         return None
     table = efficiency_table(catalog_root)
-    return table.basis(cfg.device, engine.engine, cfg.weight_dtype, architecture_of(model), engine.version)
+    return table.basis(cfg.device, engine.engine, cfg.weight_dtype, architecture_of(model), engine.version, vendor)
 
 
 def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], rates_rps: list[float], at_confidence: bool = True) -> LoadPoint:

@@ -221,6 +221,7 @@ def test_shipped_mi325x_is_predicted_from_amds_offsets_not_nvidias(catalog):
     rows = [r for r in shipped_rows(catalog.root / "measurements") if r.system.lower().startswith("mi325x")]
     roles = split_roles(shipped_rows(catalog.root / "measurements"))
     assert len(rows) >= 4 and all(roles[r.row_id] == "score" for r in rows)
+    assert efficiency_table(catalog.root).scope("MI325X", "amd") == ("vendor", "amd")  # no entry of its own
     report = validate_rows(rows, catalog)
     assert len(report.results) == len(rows)
     for r in report.results:
