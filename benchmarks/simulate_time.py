@@ -45,7 +45,7 @@ def main() -> None:
             cwd=ROOT,
         )
         cli_s = time.perf_counter() - t1
-        if run.returncode != 0:
+        if run.returncode not in (0, 11):  # 11: a bound missed, a verdict, not a failure to time
             raise SystemExit(f"{path.name}: exit {run.returncode}: {run.stderr.strip()}")
         for spec in specs:
             times, steps, requests = [], 0, 0
