@@ -259,7 +259,7 @@ def explain_config(
             else "inside the engine's reserve, not taken from the pool",
             value=_gib(m.activation_bytes_per_gpu),
         ),
-        Line(label="- runtime overhead", formula=f"CUDA context, NCCL and workspaces at tp={tp}", value=_gib(m.runtime_overhead_bytes_per_gpu)),
+        Line(label="- runtime overhead", formula=(f"HIP context, RCCL and workspaces at tp={tp}" if gpu.vendor == "amd" else f"CUDA context, NCCL and workspaces at tp={tp}"), value=_gib(m.runtime_overhead_bytes_per_gpu)),
         *[Line(label=f"    {term}", formula=how, value=_gib(value)) for term, how, value in m.detail],
         *(
             [Line(label="- CUDA graphs", formula="vLLM >= 0.20 subtracts its CUDA-graph estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)", value=_gib(m.cuda_graph_bytes_per_gpu))]

@@ -103,3 +103,13 @@ def test_a_release_outside_the_ones_read_is_said(engine, version, said):
     from sizer.engines import engine_policy
 
     assert engine_policy(engine).version_warning(version) == said
+
+
+def test_the_runtime_overhead_line_names_the_vendors_runtime(catalog):
+    """On an AMD device the context and collectives are HIP's and RCCL's (ROCm), not CUDA's and
+    NCCL's: the line names what the user's own logs show."""
+    m = catalog.model("llama-3.1-70b")
+    for device, words in (("MI300X", "HIP context, RCCL"), ("H100-SXM", "CUDA context, NCCL")):
+        e = explain_config(m, catalog.gpu(device), tp=4, pp=1, kv_dtype="fp8", weight_dtype="bf16", context_tokens=8192)
+        line = next(x for x in e.lines if x.label == "- runtime overhead")
+        assert line.formula.startswith(words)
