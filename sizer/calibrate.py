@@ -49,7 +49,7 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # NVIDIA's, fitted on 886 of the 953 fit rows: MI300X's vLLM FP8 dense GEMMs ran at 0.18-0.30
     # of its datasheet peak where H100-SXM's ran at 0.72, so an AMD device with no rows of its own
     # (MI325X, MI355X) was predicted at NVIDIA's efficiency (MI325X's four MLPerf v5.0 Offline
-    # rows 27-40 % high; with the vendor level 3 %, though never fitted to them). A vendor offset
+    # rows 27-40 % high; with the vendor level 16 % low, though never fitted to them). A vendor offset
     # and a device offset on the same rows share the move under the ridge: an AMD device without
     # rows takes the vendor's part of MI300X's offsets, not all of them (a sibling's offsets taken
     # whole predicted measured NVIDIA devices worse than the global values: H100-SXM from H200-SXM's,
@@ -381,8 +381,8 @@ def _matches_of(res: Resolved) -> list[tuple]:
         (("device", d), ("engine", e)),
         (("vendor", x),),
         (("vendor", x), ("engine", e)),
-        (("vendor", x), ("engine", e), ("weight_dtype", w), ("architecture", a)),
-        (("vendor", x), ("engine", e), ("weight_dtype", w), ("architecture", a), ("engine_version", v)),
+        (("vendor", x), ("engine", e), ("architecture", a)),
+        (("vendor", x), ("engine", e), ("architecture", a), ("engine_version", v)),
         (("engine", e), ("architecture", a)),
         (("engine", e), ("engine_version", v)),
         (("engine", e), ("architecture", a), ("engine_version", v)),
@@ -446,7 +446,7 @@ def write_efficiency(
     engine, weight format[, architecture[, release]]) in `combos` (every combination of the
     measurement table, the scoring rows' included: their values come from offsets fitted on fit
     rows only); and for each vendor with fit rows, one per vendor, vendor x engine, vendor x
-    engine x format x architecture[ x release]: the entries a device with none of its own takes
+    engine x architecture[ x release]: the entries a device with none of its own takes
     (efficiency.py). `vendors` (device -> vendor) names the vendor of every device in `combos`
     (default: the fit rows'); a device entry composes its vendor's offsets. Each entry
     lists the factors some level of the entry's keys moves, with `rows` (fit rows it matches) and
@@ -491,15 +491,13 @@ def write_efficiency(
     full |= {(d, e, w, a, v) for d, e, w, a in combos for v in fitted_releases.get((d, e), ())}
     matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for d, e, w, a, v in sorted(full)]
     # a vendor's entries, for its devices without entries of their own (efficiency.py): every
-    # weight format an engine ran in the table with every architecture it ran (MI355X's MXFP4
-    # Llama-2-70B, though no AMD device and no MXFP4 dense model has rows), at each release with
-    # fit rows on the vendor's devices under that engine. With the format: an FP8 or FP4 GEMM
-    # reaches another fraction of its datasheet peak than a BF16 one, and the engine-wide entries
-    # hold no format (a device without entries ran vLLM's FP8 MoE GEMMs at 0.28 of peak, the fit's
-    # 0.14)
-    formats = sorted(
-        {(e, w, a) for _, e, w, _ in all_combos for a in {a2 for _, e2, _, a2 in all_combos if e2 == e}}
-    )
+    # architecture an engine ran, at each release with fit rows on the vendor's devices under that
+    # engine. Without the weight format: a format offset is fitted beside the device offsets of the
+    # devices that run it (NVFP4: Blackwell's alone), so without them it carries part of theirs;
+    # left out one at a time, GB300 and H100-NVL predicted from vendor entries with the format
+    # came out worse than from the device-neutral ones (GB300 TTFT median 40 -> 59 %, p90 130 ->
+    # 203 %; H100-NVL TPOT p90 70 -> 386 %), and as well without it (37 % / 121 %; 71 %)
+    archs = sorted({(e, a) for _, e, _, a in all_combos})
     vendor_of = {**(result.vendors or {}), **(vendors or {})}
     fitted_vendors = sorted({x for (x,) in next((m for (f, lv), m in result.deltas.items() if lv == (X,)), {})})
     vendor_releases: dict[tuple[str, str], set[str]] = {}
@@ -509,10 +507,8 @@ def write_efficiency(
     for x in fitted_vendors:
         matches += [{"vendor": x}]
         matches += [{"vendor": x, "engine": e} for e in engines]
-        matches += [{"vendor": x, "engine": e, "weight_dtype": w, "architecture": a} for e, w, a in formats]
-        matches += [
-            {"vendor": x, "engine": e, "weight_dtype": w, "architecture": a, "engine_version": v} for e, w, a in formats for v in sorted(vendor_releases.get((x, e), ()))
-        ]
+        matches += [{"vendor": x, "engine": e, "architecture": a} for e, a in archs]
+        matches += [{"vendor": x, "engine": e, "architecture": a, "engine_version": v} for e, a in archs for v in sorted(vendor_releases.get((x, e), ()))]
     entries = []
     for m in matches:
         values = {}

@@ -15,7 +15,7 @@ efficiency factors were never fitted to: measurements.split_roles) and keeps, pe
                 offsets), else the device-neutral ones. For a vendor with one measured device
                 (MI300X) its global residuals are partly in-sample, since its own fit rows made the
                 vendor's offsets; MI325X's rows, of a device with no fit rows, are the out-of-sample
-                check (3 % median error on four MLPerf v5.0 Offline rows)
+                check (16 % median error on four MLPerf v5.0 Offline rows, 27-40 % before)
 
 They are computed once per catalog (residual_table: the stored catalogs/residuals.json when its
 fingerprint matches the catalog's files, else a user cache, else computed and cached there).
