@@ -436,7 +436,6 @@ def write_efficiency(
     fitted: str | None = None,
     versions: list[tuple[str, str]] | None = None,
     copies: int = 0,
-    vendors: dict[str, str] | None = None,
 ) -> str:
     """Write the fitted factors to `path` (efficiency.json; YAML when the name ends otherwise) and
     return the text.
@@ -447,8 +446,7 @@ def write_efficiency(
     measurement table, the scoring rows' included: their values come from offsets fitted on fit
     rows only); and for each vendor with fit rows, one per vendor, vendor x engine, vendor x
     engine x architecture[ x release]: the entries a device with none of its own takes
-    (efficiency.py). `vendors` (device -> vendor) names the vendor of every device in `combos`
-    (default: the fit rows'); a device entry composes its vendor's offsets. Each entry
+    (efficiency.py); a device entry composes its vendor's offsets (factor_value). Each entry
     lists the factors some level of the entry's keys moves, with `rows` (fit rows it matches) and
     `residual` (RMS log error of their TPOT and TTFT)."""
     fitted = fitted or _dt.date.today().isoformat()
@@ -498,13 +496,12 @@ def write_efficiency(
     # came out worse than from the device-neutral ones (GB300 TTFT median 40 -> 59 %, p90 130 ->
     # 203 %; H100-NVL TPOT p90 70 -> 386 %), and as well without it (37 % / 121 %; 71 %)
     archs = sorted({(e, a) for _, e, _, a in all_combos})
-    vendor_of = {**(result.vendors or {}), **(vendors or {})}
-    fitted_vendors = sorted({x for (x,) in next((m for (f, lv), m in result.deltas.items() if lv == (X,)), {})})
+    vendor_of = result.vendors or {}
     vendor_releases: dict[tuple[str, str], set[str]] = {}
     for (d, e, w, a, v), n in result.full_rows.items():
-        if v and n and d in vendor_of:
+        if v and n:
             vendor_releases.setdefault((vendor_of[d], e), set()).add(v)
-    for x in fitted_vendors:
+    for x in sorted(set(vendor_of.values())):
         matches += [{"vendor": x}]
         matches += [{"vendor": x, "engine": e} for e in engines]
         matches += [{"vendor": x, "engine": e, "architecture": a} for e, a in archs]
@@ -512,9 +509,8 @@ def write_efficiency(
     entries = []
     for m in matches:
         values = {}
-        composed = {**m, "vendor": vendor_of[m["device"]]} if m.get("device") in vendor_of else m
         for name in FACTORS:
-            v = factor_value(result, name, composed)
+            v = factor_value(result, name, m)
             if v is not None:
                 k, val = _yaml_value(name, v)
                 values[k] = val
@@ -596,6 +592,5 @@ def calibrate_shipped(
         measurements=f"{root.name}/measurements" if root.name else "measurements",
         fitted=fitted,
         copies=len(copy_of),
-        vendors={r.gpu.name: r.gpu.vendor for r in resolved},
     )
     return result, text

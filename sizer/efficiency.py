@@ -223,11 +223,7 @@ class EfficiencyTable:
         entries = _for_device(self, want["device"], want["vendor"])
         ranked = sorted((e for e in entries if e.matches(want)), key=lambda e: e.specificity, reverse=True)
         top = next((e for e in ranked if any(n == "compute_fraction" for n, _ in e.values)), None)
-        release_rows = (
-            sum(e.rows for e in entries if _is_full(e, level, name, want["engine"]) and dict(_normalised(e.match)).get("engine_version") == used)
-            if used and level
-            else 0
-        )
+        release_rows = sum(e.rows for e in entries if _release_of(e, level, name, want["engine"]) == used) if used else 0
         return {
             "scope": level or "global",
             "requested_release": asked,
@@ -287,11 +283,12 @@ def _for_device(table: EfficiencyTable, device: str, vendor: str = "") -> tuple[
     return tuple(e for e in table.entries if keep(e))
 
 
-def _is_full(e: Entry, level: str, name: str, engine: str) -> bool:
-    """An entry of the scope's (device's or vendor's) with every other key: engine, weight format,
-    architecture and release."""
+def _release_of(e: Entry, level: str, name: str, engine: str) -> str:
+    """The release of an entry naming the scope (the device or vendor `name`), the engine and a
+    release, else "": each fit row of the scope falls in exactly one such entry (a device's by
+    format and architecture, a vendor's by architecture), so their rows add up to the release's."""
     m = dict(_normalised(e.match))
-    return bool(level) and m.get(level) == name and m.get("engine") == engine and all(k in m for k in ("weight_dtype", "architecture", "engine_version"))
+    return m.get("engine_version", "") if level and m.get(level) == name and m.get("engine") == engine else ""
 
 
 def _release_key(label: str) -> tuple[int, ...] | None:
@@ -306,12 +303,7 @@ def _measured_releases(table: EfficiencyTable, device: str, engine: str, vendor:
     """Releases with fit rows on (device, engine), or on the vendor's devices under the engine for
     a device with no entries of its own: those of the scope's full entries with rows > 0."""
     level, name = _scope(table, device, vendor)
-    out = set()
-    for e in _for_device(table, device, vendor):
-        m = dict(_normalised(e.match))
-        if level and m.get(level) == name and m.get("engine") == engine and m.get("engine_version") and e.rows > 0:
-            out.add(m["engine_version"])
-    return tuple(sorted(out))
+    return tuple(sorted({r for e in _for_device(table, device, vendor) if e.rows > 0 and (r := _release_of(e, level, name, engine))}))
 
 
 @lru_cache(maxsize=4096)

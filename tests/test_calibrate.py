@@ -227,7 +227,7 @@ def test_a_device_without_fit_rows_gets_no_entries_of_its_own(fitted, sample, tm
     ran at a dense model's GEMM efficiency through its dense-only rows-0 entries)."""
     path = tmp_path / "efficiency.json"
     combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, "dense") for r in sample}) + [("L40S", "vllm", "fp8", "moe")]
-    write_efficiency(fitted, path, combos=combos, rows_total=len(sample), measurements="synthetic", fitted="2026-01-01", vendors={"L40S": "nvidia"})
+    write_efficiency(fitted, path, combos=combos, rows_total=len(sample), measurements="synthetic", fitted="2026-01-01")
     table = load_efficiency(path)
     assert not any(dict(e.match).get("device") == "L40S" for e in table.entries)
     assert any(dict(e.match).get("device") == "B200" for e in table.entries)

@@ -223,6 +223,9 @@ def test_shipped_mi325x_is_predicted_from_amds_offsets_not_nvidias(catalog):
     roles = split_roles(shipped_rows(catalog.root / "measurements"))
     assert len(rows) >= 4 and all(roles[r.row_id] == "score" for r in rows)
     assert efficiency_table(catalog.root).scope("MI325X", "amd") == ("vendor", "amd")  # no entry of its own
+    # the release its factors come from is AMD's newest measured one, with the fit rows behind it
+    basis = efficiency_table(catalog.root).basis("MI325X", "vllm", "fp8", "mla_moe", "0.19", vendor="amd")
+    assert basis["scope"] == "vendor" and basis["release"] != "0.19" and basis["release_rows"] > 0
     from sizer.evidence import global_table
 
     table = efficiency_table(catalog.root)
