@@ -10,8 +10,9 @@ Two sources, one record (MeasuredRow):
           decode_* layout columns of disaggregated rows, silicon_ttft_ms, silicon_tpot_ms (means, ms)
           and silicon_data_source. Optional extra columns: `concurrency` (overrides the rule below),
           `request_rate_rps` (a rate-based, open-loop measurement), `output_tokens_per_s`
-          (a measured throughput), `kv_dtype`, `kind` (concurrency | rate | offline | batch; default:
-          rate when `request_rate_rps` is given, else concurrency), `dataset` (a named length
+          (a measured throughput), `kv_dtype`, `kind` (concurrency | rate | offline | batch; MLPerf's
+          `server` and `interactive` read as rate; default: rate when `request_rate_rps` is given,
+          batch when it is `inf`, else concurrency), `dataset` (a named length
           distribution of catalogs/datasets.yaml, e.g. `mlperf-llama2-70b`; then `isl`/`osl` may be
           empty), `replicas` (independent copies of the layout the measured system ran, e.g. 8 for
           8 x TP1 on eight GPUs: the system's rate, throughput, clients and samples/s are divided
@@ -19,6 +20,10 @@ Two sources, one record (MeasuredRow):
           `output_tokens_per_s` it gives the measured output tokens per request), `ttft_p99_ms`,
           `tpot_p99_ms`, `max_num_batched_tokens` (the engine's prompt-token budget per step, when the
           run set it), `notes`.
+          Cells are read strictly: a number column holding text, a non-positive or infinite
+          figure, or a layout size that is not a whole number >= 1 skips the row with the column
+          and the value named. Empty, nan, NA, n/a, null, none and - are gaps (not measured); 0 in
+          a layout column is aiconfigurator's "not set".
     YAML  catalogs/measurements/published.yaml: rows copied from ../shared/reference/throughput.yaml
           (MLPerf Offline/Server, trtllm-bench offline, batch-1 sweeps), each with source and quote.
 
@@ -436,9 +441,65 @@ def _num(value) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _int(value, default: int) -> int:
-    x = _num(value)
-    return int(x) if x is not None and x > 0 else default
+# What a cell may hold for "not measured" (pandas, spreadsheets and Python write these for a gap).
+_MISSING = frozenset({"", "nan", "na", "n/a", "none", "null", "-"})
+# MLPerf scenario names read as the kind of benchmark they run: Server and Interactive are Poisson
+# arrivals at a rate (Interactive with tighter latency bounds), the same loop as `rate`.
+KIND_ALIASES = {"server": "rate", "interactive": "rate"}
+
+
+class _Cells:
+    """One CSV record's cells, read strictly: a cell that holds something other than what its
+    column means (text in a number column, a negative count, 2.5 GPUs) makes the row invalid with
+    the column and the value named, where a lenient read would have dropped the figure silently.
+    The first such reason is kept (`invalid`)."""
+
+    def __init__(self, rec: dict):
+        self.rec = rec
+        self.invalid: str | None = None
+
+    def text(self, col: str) -> str:
+        value = self.rec.get(col, "")
+        return "" if value is None else str(value).strip()
+
+    def bad(self, reason: str) -> None:
+        self.invalid = self.invalid or reason
+
+    def missing(self, col: str) -> bool:
+        return self.text(col).lower() in _MISSING
+
+    def number(self, col: str, *, infinite_ok: bool = False) -> float | None:
+        """A positive finite number, or None for an empty cell (`infinite_ok`: inf is read as None too)."""
+        s = self.text(col)
+        if s.lower() in _MISSING:
+            return None
+        try:
+            x = float(s)
+        except ValueError:
+            self.bad(f"{col}: expected a number, got {s!r}")
+            return None
+        if infinite_ok and math.isinf(x) and x > 0:
+            return None
+        if not math.isfinite(x) or x <= 0:
+            self.bad(f"{col}: expected a positive number, got {s!r}")
+            return None
+        return x
+
+    def whole(self, col: str, default: int) -> int:
+        """A whole number >= 1; an empty cell or 0 (aiconfigurator's "not set") gives `default`."""
+        s = self.text(col)
+        if s.lower() in _MISSING:
+            return default
+        try:
+            x = float(s)
+        except ValueError:
+            x = math.nan
+        if x == 0:
+            return default
+        if not math.isfinite(x) or x < 1 or x != int(x):
+            self.bad(f"{col}: expected a whole number >= 1, got {s!r}")
+            return default
+        return int(x)
 
 
 def read_csv(path: Path | str) -> list[MeasuredRow]:
@@ -474,98 +535,103 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
 
 
 def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: str | None) -> MeasuredRow:
-    get = lambda k: rec.get(k, "")  # noqa: E731
+    cells = _Cells(rec)
+    get = cells.text
     row_id = get("id") or f"{Path(label).name}:{index + 2}"  # line number (header is line 1)
-    mode = (get("mode") or "agg").strip().lower()
-    engine = get("backend").strip().lower()
-    dataset = get("dataset").strip() or None
-    isl, osl = _num(get("isl")), _num(get("osl"))
-    invalid = None
+    mode = (get("mode") or "agg").lower()
+    if mode not in ("agg", "disagg"):
+        cells.bad(f"mode: expected agg or disagg, got {get('mode')!r}")
+    engine = get("backend").lower()
+    dataset = get("dataset") or None
+    isl, osl = cells.number("isl"), cells.number("osl")
     if dataset is None and (isl is None or isl < 1 or osl is None or osl < 1):
-        invalid = f"isl/osl: expected token counts >= 1 (or a dataset), got {get('isl')!r}/{get('osl')!r}"
-    replicas = _int(get("replicas"), 1)
-    if get("replicas").strip() and _num(get("replicas")) is not None and _num(get("replicas")) < 1:
-        invalid = invalid or f"replicas: expected a whole number >= 1, got {get('replicas')!r}"
-    rate = _num(get("request_rate_rps"))
-    conc = _num(get("concurrency"))
-    dp = _int(get("attention_dp_size"), 1)
-    kind = get("kind").strip().lower() or ("rate" if rate is not None and rate > 0 else "concurrency")
+        cells.bad(f"isl/osl: expected token counts >= 1 (or a dataset), got {get('isl')!r}/{get('osl')!r}")
+    replicas = cells.whole("replicas", 1)
+    if get("replicas") and _num(get("replicas")) == 0:
+        cells.bad(f"replicas: expected a whole number >= 1, got {get('replicas')!r}")
+    rate = cells.number("request_rate_rps", infinite_ok=True)
+    infinite_rate = not cells.missing("request_rate_rps") and _num(get("request_rate_rps")) is None and get("request_rate_rps").lower() in ("inf", "+inf", "infinity")
+    conc = cells.number("concurrency")
+    dp = cells.whole("attention_dp_size", 1)
+    given_kind = get("kind").lower()
+    kind = KIND_ALIASES.get(given_kind, given_kind) or ("rate" if rate is not None else "batch" if infinite_rate else "concurrency")
     if kind not in KINDS:
-        invalid = invalid or f"kind: expected one of {', '.join(KINDS)}, got {kind!r}"
+        cells.bad(f"kind: expected one of {', '.join(KINDS)} (or MLPerf's server, interactive), got {get('kind')!r}")
+    if infinite_rate and kind != "batch":
+        cells.bad(f"request_rate_rps: an infinite rate sends every request at once, which is kind batch, not {kind}")
     if conc is None and kind in ("concurrency", "batch"):
-        batch = _num(get("batch_size"))
-        if batch is not None and batch > 0:
+        batch = cells.number("batch_size")
+        if batch is not None:
             conc = batch * dp if mode == "agg" else batch
-        else:
+        elif cells.missing("batch_size"):
             m = _CONCURRENCY_IN_SOURCE.search(get("silicon_data_source"))
             conc = float(m.group(1)) if m else None
-    if kind in ("concurrency", "batch") and (conc is None or conc <= 0):
-        invalid = invalid or "no concurrency: batch_size (or concurrency) missing and none in silicon_data_source"
-    if kind == "rate" and (rate is None or rate <= 0):
-        invalid = invalid or "kind rate: request_rate_rps missing"
-    ttft = _num(get(ttft_col)) if ttft_col else None
-    tpot = _num(get(tpot_col)) if tpot_col else None
-    thr = _num(get("output_tokens_per_s"))
-    sps = _num(get("samples_per_s"))
+    if kind in ("concurrency", "batch") and conc is None:
+        cells.bad("no concurrency: batch_size (or concurrency) missing and none in silicon_data_source")
+    if kind == "rate" and rate is None:
+        cells.bad("kind rate: request_rate_rps missing")
+    ttft = cells.number(ttft_col) if ttft_col else None
+    tpot = cells.number(tpot_col) if tpot_col else None
+    thr = cells.number("output_tokens_per_s")
+    sps = cells.number("samples_per_s")
     if ttft is None and tpot is None and thr is None:
-        invalid = invalid or "no measured TTFT, TPOT or throughput"
-    for name, value in (("ttft", ttft), ("tpot", tpot)):
-        if value is not None and value <= 0:
-            invalid = invalid or f"{name}: expected a positive time in ms, got {value:g}"
+        cells.bad("no measured TTFT, TPOT or throughput")
     per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
+    tp, pp = cells.whole("tp_size", 1), cells.whole("pp_size", 1)
+    moe_tp, moe_ep = cells.whole("moe_tp_size", 0), cells.whole("moe_ep_size", 0)
+    ttft_p99, tpot_p99 = cells.number("ttft_p99_ms"), cells.number("tpot_p99_ms")
+    budget = cells.number("max_num_batched_tokens")
 
     prefill = decode = None
     if mode == "disagg":
-        prefill = _worker(rec, "prefill_")
-        decode = _worker(rec, "decode_")
+        prefill = _worker(cells, "prefill_")
+        decode = _worker(cells, "decode_")
     return MeasuredRow(
         row_id=str(row_id),
         source=get("silicon_data_source") or get("source") or label,
         origin=label,
-        model_id=get("model_path").strip(),
-        system=get("system").strip(),
+        model_id=get("model_path"),
+        system=get("system"),
         engine=engine,
-        engine_version=get("backend_version").strip(),
-        precision=get("precision").strip().lower(),
+        engine_version=get("backend_version"),
+        precision=get("precision").lower(),
         mode=mode,
         kind=kind,
         isl=isl or 0.0,
         osl=osl or 0.0,
         concurrency=per(conc),
         request_rate_rps=per(rate),
-        tp=_int(get("tp_size"), 1),
-        pp=_int(get("pp_size"), 1),
+        tp=tp,
+        pp=pp,
         attention_dp=dp,
-        moe_tp=_int(get("moe_tp_size"), 0),
-        moe_ep=_int(get("moe_ep_size"), 0),
+        moe_tp=moe_tp,
+        moe_ep=moe_ep,
         prefill=prefill,
         decode=decode,
-        kv_dtype=(get("kv_dtype").strip().lower() or None),
+        kv_dtype=(get("kv_dtype").lower() or None),
         ttft_ms=ttft,
         tpot_ms=tpot,
-        ttft_p99_ms=_num(get("ttft_p99_ms")),
-        tpot_p99_ms=_num(get("tpot_p99_ms")),
+        ttft_p99_ms=ttft_p99,
+        tpot_p99_ms=tpot_p99,
         output_tokens_per_s=per(thr),
-        invalid=invalid,
+        invalid=cells.invalid,
         dataset=dataset,
         replicas=replicas,
         samples_per_s=per(sps),
-        max_num_batched_tokens=_num(get("max_num_batched_tokens")),
+        max_num_batched_tokens=budget,
     )
 
 
-def _worker(rec: dict, prefix: str) -> WorkerLayout | None:
-    workers = _int(rec.get(prefix + "num_workers"), 0)
-    tp = _int(rec.get(prefix + "tp_size"), 0)
+def _worker(cells: _Cells, prefix: str) -> WorkerLayout | None:
+    workers = cells.whole(prefix + "num_workers", 0)
+    tp = cells.whole(prefix + "tp_size", 0)
+    dp = cells.whole(prefix + "attention_dp_size", 1)
+    ep = cells.whole(prefix + "moe_ep_size", 1)
+    pp = cells.whole(prefix + "pp_size", 1)
+    batch = cells.number(prefix + "batch_size")
     if not workers or not tp:
         return None
-    dp = _int(rec.get(prefix + "attention_dp_size"), 1)
-    ep = _int(rec.get(prefix + "moe_ep_size"), 1)
-    return WorkerLayout(
-        workers=workers,
-        layout=Layout(tp=tp, pp=_int(rec.get(prefix + "pp_size"), 1), dp=dp, ep=ep),
-        batch_size=_num(rec.get(prefix + "batch_size")),
-    )
+    return WorkerLayout(workers=workers, layout=Layout(tp=tp, pp=pp, dp=dp, ep=ep), batch_size=batch)
 
 
 _PUBLISHED_KEYS = (

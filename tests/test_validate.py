@@ -128,7 +128,73 @@ def test_a_row_with_a_bad_value_is_skipped_not_dropped(tmp_path, catalog):
     report = validate_rows(read_csv(p), catalog)
     assert [r.row.row_id for r in report.results] == ["a"]
     reasons = {s.row.row_id: s.reason for s in report.skipped}
-    assert "isl/osl" in reasons["b"] and "engine 'tgi' not modelled" in reasons["c"]
+    assert reasons["b"] == "isl: expected a number, got 'lots'" and "engine 'tgi' not modelled" in reasons["c"]
+
+
+CELL_HEAD = "id,model_path,system,backend,precision,kind,isl,osl,concurrency,request_rate_rps,tp_size,replicas,max_num_batched_tokens,output_tokens_per_s,samples_per_s,silicon_ttft_ms,silicon_tpot_ms\n"
+GOOD_CELLS = {"kind": "concurrency", "isl": "1024", "osl": "256", "concurrency": "8", "request_rate_rps": "", "tp_size": "2", "replicas": "1",
+              "max_num_batched_tokens": "8192", "output_tokens_per_s": "900", "samples_per_s": "", "silicon_ttft_ms": "150", "silicon_tpot_ms": "14"}
+
+
+def _cell_row(**cells) -> str:
+    c = {**GOOD_CELLS, **cells}
+    return ",".join(["r", "meta-llama/Llama-3.1-70B", "h200_sxm", "vllm", "fp8"] + [c[k] for k in GOOD_CELLS]) + "\n"
+
+
+@pytest.mark.parametrize(
+    "cells, reason",
+    [
+        ({"output_tokens_per_s": "-5"}, "output_tokens_per_s: expected a positive number, got '-5'"),
+        ({"output_tokens_per_s": "fast"}, "output_tokens_per_s: expected a number, got 'fast'"),
+        ({"samples_per_s": "0"}, "samples_per_s: expected a positive number, got '0'"),
+        ({"silicon_tpot_ms": "inf"}, "silicon_tpot_ms: expected a positive number, got 'inf'"),
+        ({"max_num_batched_tokens": "-8192"}, "max_num_batched_tokens: expected a positive number, got '-8192'"),
+        ({"tp_size": "2.5"}, "tp_size: expected a whole number >= 1, got '2.5'"),
+        ({"tp_size": "-2"}, "tp_size: expected a whole number >= 1, got '-2'"),
+        ({"tp_size": "two"}, "tp_size: expected a whole number >= 1, got 'two'"),
+        ({"replicas": "0"}, "replicas: expected a whole number >= 1, got '0'"),
+        ({"concurrency": "-8"}, "concurrency: expected a positive number, got '-8'"),
+        ({"kind": "rate", "concurrency": "", "request_rate_rps": "inf"}, "request_rate_rps: an infinite rate sends every request at once, which is kind batch, not rate"),
+        ({"kind": "singlestream"}, "kind: expected one of concurrency, rate, offline, batch (or MLPerf's server, interactive), got 'singlestream'"),
+    ],
+)
+def test_a_cell_that_is_not_what_its_column_means_skips_the_row_with_the_column_named(tmp_path, catalog, cells, reason):
+    # A lenient read dropped such cells: a throughput of -5 was scored as "no figure" and its TPOT
+    # printed as -3.9e95 ms, a budget of -5 tokens a step made a 50 s TTFT, tp_size 2.5 ran as tp=1.
+    p = tmp_path / "m.csv"
+    p.write_text(CELL_HEAD + _cell_row() + _cell_row(**cells).replace("r,", "bad,", 1))
+    report = validate_rows(read_csv(p), catalog)
+    assert [r.row.row_id for r in report.results] == ["r"]
+    assert [(s.row.row_id, s.reason) for s in report.skipped] == [("bad", reason)]
+
+
+@pytest.mark.parametrize("cells", [{"output_tokens_per_s": "nan"}, {"output_tokens_per_s": "NA"}, {"samples_per_s": "null"}, {"max_num_batched_tokens": ""}, {"tp_size": "0", "silicon_tpot_ms": "30"}])
+def test_a_gap_in_a_cell_is_not_measured_not_an_error(tmp_path, catalog, cells):
+    # pandas and spreadsheets write a gap as nan, NA or null; aiconfigurator's CSV writes 0 for a
+    # layout size it does not set
+    p = tmp_path / "m.csv"
+    p.write_text(CELL_HEAD + _cell_row(**cells))
+    report = validate_rows(read_csv(p), catalog)
+    assert [r.row.row_id for r in report.results] == ["r"] and not report.skipped
+
+
+def test_mlperf_scenario_names_are_read_as_their_loops(tmp_path, catalog):
+    # MLPerf's Server and Interactive scenarios are Poisson arrivals at a rate; an infinite rate
+    # (vLLM's --request-rate inf) sends every request at once: kind batch
+    p = tmp_path / "m.csv"
+    p.write_text(
+        CELL_HEAD
+        + _cell_row(kind="Server", concurrency="", request_rate_rps="2").replace("r,", "server,", 1)
+        + _cell_row(kind="interactive", concurrency="", request_rate_rps="2").replace("r,", "interactive,", 1)
+        + _cell_row(kind="", request_rate_rps="inf").replace("r,", "infinite,", 1)
+    )
+    kinds = {r.row.row_id: r.row.kind for r in report_rows(validate_rows(read_csv(p), catalog))}
+    assert kinds == {"server": "rate", "interactive": "rate", "infinite": "batch"}
+
+
+def report_rows(report):
+    assert not report.skipped, report.skipped
+    return report.results
 
 
 def test_rate_based_rows_use_the_open_loop(tmp_path, catalog):
