@@ -776,6 +776,8 @@ def nvlink_domain(gpu: Gpu) -> int:
 
 
 def _layout_reason(model: ModelArch, gpu: Gpu, lay: Layout, moe_tp: int, moe_ep: int) -> str | None:
+    if lay.pp > model.num_hidden_layers:
+        return f"pp={lay.pp} pipeline stages for {model.num_hidden_layers} layers: a stage needs at least one"
     if lay.tp * lay.dp > nvlink_domain(gpu):
         return (
             f"tp={lay.tp} x attention_dp={lay.dp} = {lay.tp * lay.dp} GPUs per stage span more than the "
@@ -866,6 +868,12 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
 
         row = _replace(row, max_num_batched_tokens=float(harness["max_num_batched_tokens"]))
     kv = row.kv_dtype or harness.get("kv_dtype") or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
+    from .engines import resolve_kv_dtype
+    from .units import KV_DTYPES, normalise_dtype
+
+    kv = resolve_kv_dtype("/".join(normalise_dtype(p) for p in kv.split("/")), model)  # `auto`: the model's dtype, as the engines read it
+    if any(p not in KV_DTYPES for p in kv.split("/")):
+        return Skipped(row=row, reason=f"kv_dtype {row.kv_dtype!r} not modelled (expected one of {', '.join(KV_DTYPES)} or auto)")
     if row.mode == "disagg":
         if row.prefill is None or row.decode is None:
             return Skipped(

@@ -335,6 +335,17 @@ def _finite(x: float) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
+def _load_label(row) -> str:
+    """The load a row was measured under, in its benchmark's terms."""
+    if row.kind == "rate" and row.request_rate_rps is not None:
+        return f"{row.request_rate_rps:g} req/s"
+    if row.kind == "offline":
+        return "every request queued at once" + (f", at most {row.concurrency:g} running" if row.concurrency else "")
+    if row.concurrency is not None:
+        return f"{row.concurrency:g} {'requests at once' if row.kind == 'batch' else 'clients'}"
+    return row.kind
+
+
 def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipped]]:
     """Rows whose measured mean TPOT is below the roofline of their stated configuration are not
     what they say: the step model at 100 % of every datasheet figure with no overhead (a lower
@@ -367,8 +378,7 @@ def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipp
         if np.isfinite(f) and r.row.tpot_ms / 1000.0 < f:
             below[r.row.row_id] = (
                 f"measured TPOT {r.row.tpot_ms:.2f} ms is below {f * 1000:.2f} ms, the roofline of the stated configuration "
-                f"({r.layout.label()}, {r.weight_dtype} weights, {r.kv_dtype} KV, {r.row.concurrency or r.row.request_rate_rps:g} "
-                f"{'clients' if r.row.kind == 'concurrency' else 'req/s'}) at 100 % of the datasheet bandwidth and compute: "
+                f"({r.layout.label()}, {r.weight_dtype} weights, {r.kv_dtype} KV, {_load_label(r.row)}) at 100 % of the datasheet bandwidth and compute: "
                 "speculative decoding, prefix caching or another layout than recorded"
             )
     # a layout whose weights leave the engine's memory rule no KV pool ran with memory settings the row

@@ -464,6 +464,50 @@ def gpus_case(rng: random.Random) -> Case:
     return Case(kind="gpus", files=files, argv=[cmd + ["--catalog", "{dir}/cat"]])
 
 
+MEASUREMENT_CELLS = ["", "nan", "NA", "-1", "0", "-0", "2.5", "1e308", "1e-300", "inf", "-inf", "x", " 8 ", "\u00e9\u4e2d", "1,5", "99999999999999999999", "0x10", "1e5"]
+MEASUREMENT_TEXT = {
+    "system": ["h100_sxm", "mi300x", "mi355x", "l40s", "AMD Instinct MI300X", "NVIDIA H100 80GB HBM3", "nosuch", "", "A100"],
+    "backend": ["vllm", "sglang", "trtllm", "VLLM", "tgi", ""],
+    "precision": ["fp8", "bf16", "fp4", "fp16", "int4", "mxfp4", "nvfp4", "", "int8"],
+    "kv_dtype": ["fp8", "bf16", "", "fp4", "auto"],
+    "mode": ["agg", "disagg", "AGG", "", "split"],
+    "kind": ["concurrency", "rate", "offline", "batch", "server", "Interactive", "", "singlestream"],
+    "dataset": ["mlperf-llama2-70b", "mlperf-deepseek-r1", "mlperf-llama3.1-8b", "", "nosuch"],
+    "model_path": ["meta-llama/Llama-2-70b-chat-hf", "meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1", "nosuch/model", "", "mistralai/Mixtral-8x7B-Instruct-v0.1"],
+    "backend_version": ["0.10.0", "", "x", "1.1.0rc2", "mlperf-v5.0"],
+}
+
+
+def measurements_case(rng: random.Random) -> Case:
+    """A user's measurement CSV (validate --measurements): rows drawn from the shipped tables with
+    cells replaced by gaps, text, negative, huge, tiny and fractional figures, unknown devices,
+    models, kinds and datasets, a column dropped; every row must come back modelled or skipped."""
+    import csv
+
+    folder = ROOT / "catalogs" / "measurements"
+    name = rng.choice(["public_serving.csv", "aiconfigurator_silicon_sample.csv"])
+    with open(folder / name, newline="", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    columns = list(table[0])
+    rows = [dict(r) for r in rng.sample(table, rng.randint(1, 6))]
+    for row in rows:
+        for col in rng.sample(columns, rng.randint(0, 3)):
+            if col in ("id", "silicon_data_source", "notes"):
+                continue
+            row[col] = rng.choice(MEASUREMENT_TEXT[col]) if col in MEASUREMENT_TEXT and rng.random() < 0.7 else rng.choice(MEASUREMENT_CELLS)
+    if rng.random() < 0.1:
+        rows.append(dict(rows[0]))  # the same run twice
+    if rng.random() < 0.08:
+        columns.remove(rng.choice(columns))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    fmt = rng.choice(["json", "table", "csv"])
+    argv = ["validate", "--measurements", "{dir}/m.csv", "--format", fmt, "--rows", rng.choice(["all", "skipped", "none", "score"])]
+    return Case(kind="measurements", files={"m.csv": buf.getvalue()}, argv=[argv], repeat=rng.random() < 0.1)
+
+
 def _flag_value(rng: random.Random, good: list[str]) -> str:
     return rng.choice(good) if rng.random() < 0.8 else rng.choice(["nan", "inf", "-1", "0", "1e308", "x", "", "1:2", "1:2:0", "1,,2", "-0", "1e-300", "99999999999999999999"])
 
@@ -578,6 +622,7 @@ def relation_case(rng: random.Random) -> Case:
 
 
 GENERATORS = {
+    "measurements": measurements_case,
     "user_prices": user_prices_case,
     "gpus": gpus_case,
     "workload": workload_case,
@@ -588,7 +633,7 @@ GENERATORS = {
     "flags": flags_case,
     "relation": relation_case,
 }
-WEIGHTS = {"workload": 30, "yaml": 6, "trace": 8, "config": 10, "prices": 6, "user_prices": 5, "gpus": 4, "flags": 25, "relation": 15}
+WEIGHTS = {"workload": 30, "yaml": 6, "trace": 8, "config": 10, "prices": 6, "user_prices": 5, "gpus": 4, "flags": 25, "relation": 15, "measurements": 6}
 
 
 def generate(seed: int, kind: str | None = None) -> Case:
@@ -729,6 +774,25 @@ def check_run(r: Run) -> str | None:
             return f"not strict JSON: {exc}"
         if r.argv[0] == "solve":
             return check_plan(data)
+        if r.argv[0] == "validate" and "--measurements" in r.argv:
+            return check_validate(data, Path(r.argv[r.argv.index("--measurements") + 1]))
+    return None
+
+
+def check_validate(report: dict, path: Path) -> str | None:
+    """Every row of the file comes back, modelled or skipped (never dropped), and every predicted
+    figure of a modelled row is positive (or null: not predicted)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        given = sum(1 for _ in csv.DictReader(fh))
+    back = len(report["rows"]) + len(report["skipped"])
+    if back != given:
+        return f"validate: {given} rows given, {len(report['rows'])} modelled + {len(report['skipped'])} skipped"
+    for row in report["rows"]:
+        for key in ("predicted_ttft_ms", "predicted_tpot_ms", "predicted_tokens_per_s", "measured_ttft_ms", "measured_tpot_ms", "measured_tokens_per_s"):
+            if row.get(key) is not None and not row[key] >= 0:
+                return f"validate: row {row['id']}: {key} = {row[key]}"
     return None
 
 

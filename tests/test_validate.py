@@ -178,6 +178,28 @@ def test_a_gap_in_a_cell_is_not_measured_not_an_error(tmp_path, catalog, cells):
     assert [r.row.row_id for r in report.results] == ["r"] and not report.skipped
 
 
+def test_a_kv_format_or_a_layout_the_model_cannot_hold_is_skipped_not_a_crash(tmp_path, catalog):
+    # Found by benchmarks/fuzz.py's measurement files (cases 1056, 1083, 1021): kv_dtype fp4 was a
+    # KeyError in the KV arithmetic, pp_size 1e20 an OverflowError splitting 80 layers
+    head = "id,model_path,system,backend,precision,kv_dtype,isl,osl,concurrency,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    p = tmp_path / "m.csv"
+    p.write_text(
+        head
+        + "auto,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,auto,1024,256,8,2,1,150,14\n"
+        + "fp4kv,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,fp4,1024,256,8,2,1,150,14\n"
+        + "deep,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,fp8,1024,256,8,2,1e20,150,14\n"
+        + "stages,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,fp8,1024,256,8,1,81,150,14\n"
+    )
+    report = validate_rows(read_csv(p), catalog)
+    # vLLM's and SGLang's `auto` is the checkpoint's dtype: Llama-3.1-70B's bfloat16
+    assert [(r.row.row_id, r.kv_dtype) for r in report.results] == [("auto", "bf16")]
+    assert {s.row.row_id: s.reason for s in report.skipped} == {
+        "fp4kv": "kv_dtype 'fp4' not modelled (expected one of bf16, fp16, fp8, int8, int4 or auto)",
+        "deep": "pp=100000000000000000000 pipeline stages for 80 layers: a stage needs at least one",
+        "stages": "pp=81 pipeline stages for 80 layers: a stage needs at least one",
+    }
+
+
 def test_mlperf_scenario_names_are_read_as_their_loops(tmp_path, catalog):
     # MLPerf's Server and Interactive scenarios are Poisson arrivals at a rate; an infinite rate
     # (vLLM's --request-rate inf) sends every request at once: kind batch
@@ -513,3 +535,16 @@ def test_a_dataset_row_reports_its_dataset_not_zero_lengths(tmp_path, catalog):
     table = render_table(report, rows="all")
     off_line = next(line for line in table.splitlines() if line.startswith("off "))
     assert "mlperf-llama2-70b" in off_line and " 0/0 " not in off_line
+
+
+def test_an_offline_row_below_the_roofline_says_its_load_in_offline_terms(tmp_path, catalog):
+    # Found by benchmarks/fuzz.py's measurement files (case 3051): an Offline row with a measured
+    # TPOT and no concurrency formatted None as its load, an internal error
+    p = tmp_path / "m.csv"
+    p.write_text(
+        "id,model_path,system,backend,precision,kind,isl,osl,tp_size,output_tokens_per_s,silicon_tpot_ms\n"
+        "fast,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,offline,1024,256,1,5000,1\n"
+    )
+    report = validate_rows(read_csv(p), catalog)
+    (skipped,) = report.skipped
+    assert skipped.reason.startswith("measured TPOT 1.00 ms is below ") and "every request queued at once) at 100 % of the datasheet" in skipped.reason
