@@ -1,5 +1,6 @@
 """Generated inputs for sizer and the invariants its answers must keep: one generator per input
-kind (workloads, constraints, traces, price files, config.json files, every command's flags),
+kind (workloads, constraints, traces, price files, config.json files, measurement files, every
+command's flags),
 bad and valid, and relations between pairs of runs. Used by tests/test_properties.py (a few
 dozen cases, drawn by hypothesis) and benchmarks/fuzz.py (thousands, on every core).
 
@@ -25,7 +26,9 @@ Invariants checked where they apply (`check_*` below):
     cheaper), removing a device never lower the cost; lowering a
     price never raises it (sweep --price-scale); loosening an SLO never raises it, where no
     candidate's max rate fell by more than the rate search's tolerance (see check_loosen);
-  - fp8 KV never admits fewer sequences than bf16 (explain).
+  - fp8 KV never admits fewer sequences than bf16 (explain);
+  - validate --measurements returns every row of the file, modelled or skipped with a reason, and
+    no negative figure.
 """
 
 from __future__ import annotations
