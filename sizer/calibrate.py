@@ -444,7 +444,8 @@ def write_efficiency(
     engine x release; one per (device,
     engine, weight format[, architecture[, release]]) in `combos` (every combination of the
     measurement table, the scoring rows' included: their values come from offsets fitted on fit
-    rows only); and for each vendor with fit rows, one per vendor, vendor x engine, vendor x
+    rows only), and for a device with fit rows its (engine, format) at every architecture the
+    engine ran on any device; and for each vendor with fit rows, one per vendor, vendor x engine, vendor x
     engine x architecture[ x release]: the entries a device with none of its own takes
     (efficiency.py); a device entry composes its vendor's offsets (factor_value). Each entry
     lists the factors some level of the entry's keys moves, with `rows` (fit rows it matches) and
@@ -457,6 +458,14 @@ def write_efficiency(
     measured = {d for (d, *_), n in result.full_rows.items() if n}
     full_combos = [c for c in combos if len(c) == 5 and c[0] in measured]
     combos = sorted({c[:4] for c in combos if c[0] in measured})
+    # a measured device's (engine, format) at every architecture its engine ran elsewhere: without
+    # its own entry such a lookup fell to the (device, engine, format) entry, which holds no
+    # architecture offset (no level of it applies), and ran an MoE at the device's average over
+    # the architectures it was measured on with none of them: Mixtral-8x7B FP8 on MI300X under
+    # vLLM (measured there: dense and MLA-MoE models only) took a compute fraction of 0.053, a
+    # quarter of the dense models' 0.197 measured on the same device and engine
+    engine_archs = sorted({(e, a) for _, e, _, a in all_combos})
+    combos = sorted(set(combos) | {(d, e, w, a) for d, e, w, _ in combos for e2, a in engine_archs if e2 == e})
     matches: list[dict[str, str]] = [{}]
     engines = sorted({e for _, e, _, _ in all_combos})
     devices = sorted({d for d, _, _, _ in combos})

@@ -237,3 +237,32 @@ def test_a_device_without_fit_rows_gets_no_entries_of_its_own(fitted, sample, tm
     for w in {r.weight_dtype for r in sample if r.row.engine == "vllm"} | {"nvfp4"}:
         entry = table.basis("L40S", "vllm", w, "moe", vendor="nvidia")["entry"]
         assert entry == {"vendor": "nvidia", "engine": "vllm", "architecture": "moe"}
+
+
+def test_a_measured_device_takes_the_architectures_offset_where_it_has_no_rows_of_it(fitted, sample, tmp_path):
+    """A device with fit rows running an architecture its engine ran only elsewhere gets its own
+    (device, engine, format, architecture) entry, the fit's composition with the architecture's
+    offset. Before, the lookup fell to (device, engine, format), which no architecture level
+    applies to: Mixtral FP8 on MI300X under vLLM (measured there: dense and MLA-MoE) ran at the
+    device's average over architectures. The synthetic fit has dense rows only, so the MoE
+    offset is set here (-1 on the logit of the compute fraction)."""
+    import math
+
+    name = "compute_fraction"
+    deltas = dict(fitted.deltas)
+    deltas[(name, ("architecture",))] = {**deltas.get((name, ("architecture",)), {}), ("moe",): -1.0}
+    result = replace(fitted, deltas=deltas)
+    path = tmp_path / "efficiency.json"
+    combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, "dense") for r in sample}) + [("L40S", "vllm", "fp8", "moe")]
+    write_efficiency(result, path, combos=combos, rows_total=len(sample), measurements="synthetic", fitted="2026-01-01")
+    table = load_efficiency(path)
+    w = next(r.weight_dtype for r in sample if r.gpu.name == "B200" and r.row.engine == "vllm")
+    assert table.basis("B200", "vllm", w, "moe", vendor="nvidia")["entry"] == {"device": "B200", "engine": "vllm", "weight_dtype": w, "architecture": "moe"}
+    moe = table.factors("B200", "vllm", w, "moe", vendor="nvidia").compute_fraction
+    logit = lambda p: math.log(p / (1 - p))  # noqa: E731
+    assert moe == pytest.approx(factor_value(result, name, {"device": "B200", "engine": "vllm", "weight_dtype": w, "architecture": "moe"}), rel=1e-3)
+    # the fallback it replaces, (device, engine, format), holds every offset but the architecture's
+    fallback = factor_value(result, name, {"device": "B200", "engine": "vllm", "weight_dtype": w})
+    assert logit(moe) - logit(fallback) == pytest.approx(-1.0, abs=2e-3)
+    # an engine that never ran an MoE gets no MoE entry: its lookup keeps the fallback
+    assert not any(dict(e.match).get("engine") == "trtllm" and dict(e.match).get("architecture") == "moe" for e in table.entries)
