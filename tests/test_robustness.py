@@ -936,10 +936,12 @@ def test_simulate_plan_takes_vllms_auto_kv_dtype(tmp_path, capsys):
 def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsys):
     # fuzz seed 20261265787473: min_replicas 2 kept an MI300X pool of the p0-p50 prompts at
     # 0.0 req/s, and at exactly 0 the wait transform divided 0 by 0: TTFT p99 0.854 s against the
-    # 0.7734 s bound, where a trickle (the rate search's own lowest probe) gives 0.347 s.
+    # 0.7734 s bound, where a trickle (the rate search's own lowest probe) gives 0.347 s. (Qwen3-30B-A3B
+    # since MI300X's MoE entries took the architecture's offset, 2026-12-02: Mixtral's plan no longer
+    # keeps an idle MI300X pool.)
     w = write(
         tmp_path / "w.yaml",
-        "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 4.458}\n"
+        "model: qwen3-30b-a3b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 4.458}\n"
         "slo: {ttft_s: {p99: 0.7734}, tpot_s: 0.07871}\n"
         "search: {devices: [MI300X, B200], tp: [1, 8], pp: [1], kv_dtypes: [bf16], max_configurations: 2, size_buckets: [50]}\n"
         "constraints: {budget_usd_per_hour: 23.26, min_replicas: 2}\n",
