@@ -470,9 +470,9 @@ class _Cells:
 
     def number(self, col: str, *, infinite_ok: bool = False) -> float | None:
         """A positive finite number, or None for an empty cell (`infinite_ok`: inf is read as None too)."""
-        s = self.text(col)
-        if s.lower() in _MISSING:
+        if self.missing(col):
             return None
+        s = self.text(col)
         try:
             x = float(s)
         except ValueError:
@@ -487,16 +487,13 @@ class _Cells:
 
     def whole(self, col: str, default: int) -> int:
         """A whole number >= 1; an empty cell or 0 (aiconfigurator's "not set") gives `default`."""
-        s = self.text(col)
-        if s.lower() in _MISSING:
+        if self.missing(col):
             return default
-        try:
-            x = float(s)
-        except ValueError:
-            x = math.nan
+        s = self.text(col)
+        x = _num(s)  # None: not a finite number
         if x == 0:
             return default
-        if not math.isfinite(x) or x < 1 or x != int(x):
+        if x is None or x < 1 or x != int(x):
             self.bad(f"{col}: expected a whole number >= 1, got {s!r}")
             return default
         return int(x)
