@@ -515,6 +515,10 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0]}") from None
     cols = set(df.columns)
+    if len(df.columns) == 1:
+        sep = next((c for c in (";", "\t", "|") if c in str(df.columns[0])), None)
+        if sep is not None:
+            raise FieldValueError(f"{label}: not comma-separated: its header is one column holding {sep!r} (save it as CSV with commas)")
     for col in _REQUIRED + (() if "dataset" in cols else _LENGTHS):
         if col not in cols:
             raise FieldValueError(

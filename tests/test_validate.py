@@ -548,3 +548,14 @@ def test_an_offline_row_below_the_roofline_says_its_load_in_offline_terms(tmp_pa
     report = validate_rows(read_csv(p), catalog)
     (skipped,) = report.skipped
     assert skipped.reason.startswith("measured TPOT 1.00 ms is below ") and "every request queued at once) at 100 % of the datasheet" in skipped.reason
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_file_separated_by_another_character_says_so(tmp_path, root, sep):
+    # a spreadsheet in a locale whose decimal mark is the comma saves ";"-separated "CSV": the
+    # reader saw one column and said only that model_path was missing
+    bad = tmp_path / "mine.csv"
+    bad.write_text(sep.join(["model_path", "system", "backend", "precision", "isl", "osl", "silicon_ttft_ms"]) + "\n" + sep.join(["meta-llama/Llama-3.1-70B", "h100_sxm", "vllm", "fp8", "100", "100", "50"]) + "\n")
+    run = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(bad)], capture_output=True, text=True, cwd=root)
+    assert run.returncode == 7 and "Traceback" not in run.stderr
+    assert run.stderr.strip() == f"error: {bad}: not comma-separated: its header is one column holding {sep!r} (save it as CSV with commas)"
