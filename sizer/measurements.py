@@ -679,7 +679,8 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         f = Fields(item, label, f"rows[{i}]")
         f.check_keys(_PUBLISHED_KEYS)
         f.string("source")
-        kind = f.string("kind", choices=KINDS)
+        kind = f.string("kind", choices=(*KINDS, *KIND_ALIASES))
+        kind = KIND_ALIASES.get(kind, kind)  # MLPerf's scenario names, as in the CSV
         replicas = f.integer("replicas", 1, ge=1)
         thr = f.number("output_tokens_per_s", None, gt=0)
         per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)

@@ -559,3 +559,17 @@ def test_a_file_separated_by_another_character_says_so(tmp_path, root, sep):
     run = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(bad)], capture_output=True, text=True, cwd=root)
     assert run.returncode == 7 and "Traceback" not in run.stderr
     assert run.stderr.strip() == f"error: {bad}: not comma-separated: its header is one column holding {sep!r} (save it as CSV with commas)"
+
+
+def test_published_rows_take_mlperf_scenario_names_too(tmp_path):
+    from sizer.measurements import read_published
+
+    p = tmp_path / "published.yaml"
+    p.write_text(
+        "rows:\n"
+        "- {id: s, source: x, kind: server, model: meta-llama/Llama-2-70b-chat-hf, system: h100_sxm, engine: trtllm, precision: fp8,\n"
+        "   dataset: mlperf-llama2-70b, request_rate_rps: 10, output_tokens_per_s: 2500}\n"
+        "- {id: o, source: x, kind: offline, model: meta-llama/Llama-2-70b-chat-hf, system: h100_sxm, engine: trtllm, precision: fp8,\n"
+        "   dataset: mlperf-llama2-70b, output_tokens_per_s: 3000}\n"
+    )
+    assert [(r.row_id, r.kind) for r in read_published(p)] == [("s", "rate"), ("o", "offline")]
