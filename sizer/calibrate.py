@@ -472,7 +472,7 @@ def write_efficiency(
     matches += [{"engine": e} for e in engines]
     matches += [{"device": d} for d in devices]
     matches += [{"device": d, "engine": e} for d, e in sorted({(d, e) for d, e, _, _ in combos})]
-    matches += [{"engine": e, "architecture": a} for e, a in sorted({(e, a) for _, e, _, a in all_combos})]
+    matches += [{"engine": e, "architecture": a} for e, a in engine_archs]
     matches += [{"engine": e, "engine_version": v} for e, v in sorted(versions or ()) if v]
     # engine x architecture x release: a device with no entry of its own (L4, A100 ...) takes the
     # release's offsets with the architecture's (an {engine, architecture} entry would otherwise
@@ -482,7 +482,7 @@ def write_efficiency(
         if v and n:
             engine_releases.setdefault(e, set()).add(v)
     matches += [
-        {"engine": e, "architecture": a, "engine_version": v} for e, a in sorted({(e, a) for _, e, _, a in all_combos}) for v in sorted(engine_releases.get(e, ()))
+        {"engine": e, "architecture": a, "engine_version": v} for e, a in engine_archs for v in sorted(engine_releases.get(e, ()))
     ]
     matches += [{"device": d, "engine": e, "weight_dtype": w} for d, e, w in sorted({(d, e, w) for d, e, w, _ in combos})]
     matches += [{"device": d, "engine": e, "weight_dtype": w, "architecture": a} for d, e, w, a in sorted({c[:4] for c in combos})]
@@ -504,7 +504,6 @@ def write_efficiency(
     # left out one at a time, GB300 and H100-NVL predicted from vendor entries with the format
     # came out worse than from the device-neutral ones (GB300 TTFT median 40 -> 59 %, p90 130 ->
     # 203 %; H100-NVL TPOT p90 70 -> 386 %), and as well without it (37 % / 121 %; 71 %)
-    archs = sorted({(e, a) for _, e, _, a in all_combos})
     vendor_of = result.vendors or {}
     vendor_releases: dict[tuple[str, str], set[str]] = {}
     for (d, e, w, a, v), n in result.full_rows.items():
@@ -513,8 +512,8 @@ def write_efficiency(
     for x in sorted(set(vendor_of.values())):
         matches += [{"vendor": x}]
         matches += [{"vendor": x, "engine": e} for e in engines]
-        matches += [{"vendor": x, "engine": e, "architecture": a} for e, a in archs]
-        matches += [{"vendor": x, "engine": e, "architecture": a, "engine_version": v} for e, a in archs for v in sorted(vendor_releases.get((x, e), ()))]
+        matches += [{"vendor": x, "engine": e, "architecture": a} for e, a in engine_archs]
+        matches += [{"vendor": x, "engine": e, "architecture": a, "engine_version": v} for e, a in engine_archs for v in sorted(vendor_releases.get((x, e), ()))]
     entries = []
     for m in matches:
         values = {}

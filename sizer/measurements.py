@@ -54,10 +54,12 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from .catalog import Catalog, Gpu
+from .engines import resolve_kv_dtype
 from .errors import FieldValueError, InputFileError, SizerError
 from .model import ModelArch
 from .perf import Layout
 from .schema import Fields, check_regular_file, read_document
+from .units import KV_DTYPES, normalise_dtype
 
 if TYPE_CHECKING:
     from .workload import LengthDist
@@ -485,13 +487,14 @@ class _Cells:
             return None
         return x
 
-    def whole(self, col: str, default: int) -> int:
-        """A whole number >= 1; an empty cell or 0 (aiconfigurator's "not set") gives `default`."""
+    def whole(self, col: str, default: int, *, zero_unset: bool = True) -> int:
+        """A whole number >= 1; an empty cell, or 0 (aiconfigurator's "not set") where
+        `zero_unset`, gives `default`."""
         if self.missing(col):
             return default
         s = self.text(col)
         x = _num(s)  # None: not a finite number
-        if x == 0:
+        if x == 0 and zero_unset:
             return default
         if x is None or x < 1 or x != int(x):
             self.bad(f"{col}: expected a whole number >= 1, got {s!r}")
@@ -547,11 +550,9 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     isl, osl = cells.number("isl"), cells.number("osl")
     if dataset is None and (isl is None or isl < 1 or osl is None or osl < 1):
         cells.bad(f"isl/osl: expected token counts >= 1 (or a dataset), got {get('isl')!r}/{get('osl')!r}")
-    replicas = cells.whole("replicas", 1)
-    if get("replicas") and _num(get("replicas")) == 0:
-        cells.bad(f"replicas: expected a whole number >= 1, got {get('replicas')!r}")
+    replicas = cells.whole("replicas", 1, zero_unset=False)
     rate = cells.number("request_rate_rps", infinite_ok=True)
-    infinite_rate = not cells.missing("request_rate_rps") and _num(get("request_rate_rps")) is None and get("request_rate_rps").lower() in ("inf", "+inf", "infinity")
+    infinite_rate = get("request_rate_rps").lower() in ("inf", "+inf", "infinity")
     conc = cells.number("concurrency")
     dp = cells.whole("attention_dp_size", 1)
     given_kind = get("kind").lower()
@@ -870,9 +871,6 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
 
         row = _replace(row, max_num_batched_tokens=float(harness["max_num_batched_tokens"]))
     kv = row.kv_dtype or harness.get("kv_dtype") or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
-    from .engines import resolve_kv_dtype
-    from .units import KV_DTYPES, normalise_dtype
-
     kv = resolve_kv_dtype("/".join(normalise_dtype(p) for p in kv.split("/")), model)  # `auto`: the model's dtype, as the engines read it
     if any(p not in KV_DTYPES for p in kv.split("/")):
         return Skipped(row=row, reason=f"kv_dtype {row.kv_dtype!r} not modelled (expected one of {', '.join(KV_DTYPES)} or auto)")
