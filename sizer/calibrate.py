@@ -112,6 +112,27 @@ BOUNDS = {  # physical limits of the global values (link space is applied to the
 }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loss:
+    """The fit's robust loss: Huber knee and rejection point (log units) and each metric's weight.
+    The defaults are the shipped table's; benchmarks/fit_sensitivity.py refits under others."""
+
+    huber: float = HUBER
+    reject: float = REJECT
+    tpot: float = METRIC_WEIGHTS["tpot"]
+    ttft: float = METRIC_WEIGHTS["ttft"]
+    throughput: float = METRIC_WEIGHTS["throughput"]
+
+    def weight(self, metric: str) -> float:
+        return {"tpot": self.tpot, "ttft": self.ttft, "throughput": self.throughput}[metric]
+
+    def describe(self) -> str:
+        return (
+            f"robust (Huber, knee {self.huber:g} log units, no weight beyond {self.reject:g}) Levenberg-Marquardt on log(predicted/measured) of mean TPOT "
+            f"(weight {self.tpot:g}), mean TTFT ({self.ttft:g}) and output throughput ({self.throughput:g})"
+        )
+
+
 PRIOR_FACTORS = Factors(
     # Round figures, each what a first reading of public measurements gives, fixed in code so that
     # the fit starts from the same point whatever table it replaces:
@@ -178,13 +199,15 @@ class FitResult:
     entry_residual: dict[tuple, float]
     full_rows: dict[tuple, int] = None  # (device, engine, weight, architecture, release) -> fit rows
     vendors: dict[str, str] = None  # device -> vendor, of the fit rows
+    loss: "Loss | None" = None  # the robust loss the fit ran under (None: the defaults)
 
 
 class _Problem:
     """The fit rows, their step models and the parameter layout."""
 
-    def __init__(self, fit: list[Resolved], prior: Factors):
+    def __init__(self, fit: list[Resolved], prior: Factors, loss: Loss = Loss()):
         self.fit = fit
+        self.loss = loss
         self.setup: Setup = build_setup(fit)
         self.prior = prior
         self.names = list(FACTORS)
@@ -212,7 +235,7 @@ class _Problem:
                     rows.append(i)
                     metric.append(m)
                     target.append(math.log(measured / (1000.0 if m != "throughput" else 1.0)))
-                    weight.append(METRIC_WEIGHTS[m])
+                    weight.append(loss.weight(m))
         self.res_row = np.array(rows, dtype=int)
         self.res_metric = np.array(metric)
         self.res_target = np.array(target)
@@ -272,17 +295,17 @@ class _Problem:
         return J
 
 
-def _huber_weights(r: np.ndarray) -> np.ndarray:
+def _huber_weights(r: np.ndarray, huber: float = HUBER, reject: float = REJECT) -> np.ndarray:
     """IRLS weights of the robust loss: Huber (1 within HUBER, HUBER / |r| beyond), and 0 beyond
     REJECT: a residual of more than a factor e^REJECT is a measurement the model's mechanisms cannot
     produce for the stated configuration, and it pulls no factor."""
     a = np.abs(r)
-    return np.where(a > REJECT, 0.0, np.where(a <= HUBER, 1.0, HUBER / np.maximum(a, 1e-12)))
+    return np.where(a > reject, 0.0, np.where(a <= huber, 1.0, huber / np.maximum(a, 1e-12)))
 
 
-def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, tolerance: float = 1e-5, progress=None) -> FitResult:
-    """Fit the factors to `fit_rows` (resolved measurements) starting from `prior`."""
-    prob = _Problem(fit_rows, prior)
+def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, tolerance: float = 1e-5, progress=None, loss: Loss = Loss()) -> FitResult:
+    """Fit the factors to `fit_rows` (resolved measurements) starting from `prior`, under `loss`."""
+    prob = _Problem(fit_rows, prior, loss)
     p = prob.theta0.copy()
     pw = prob.penalty_weights()
 
@@ -292,7 +315,7 @@ def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, t
 
     mu = 1e-2
     r = prob.residuals(p)
-    w = _huber_weights(r)
+    w = _huber_weights(r, loss.huber, loss.reject)
     c = cost(p, w)
     it = 0
     for it in range(1, max_iterations + 1):
@@ -314,7 +337,7 @@ def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, t
         rel = (c - c_new) / max(c, 1e-12)
         p = q
         r = prob.residuals(p)
-        w = _huber_weights(r)  # reweight (IRLS), then re-measure the cost under the new weights
+        w = _huber_weights(r, loss.huber, loss.reject)  # reweight (IRLS), then re-measure the cost under the new weights
         c = cost(p, w)
         mu = max(mu / 3.0, 1e-6)
         if progress:
@@ -364,6 +387,7 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
             (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine)): 0 for res in prob.fit
         },
         vendors={res.gpu.name: res.gpu.vendor for res in prob.fit},
+        loss=prob.loss,
     )
     for res in prob.fit:
         key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine))
@@ -539,8 +563,8 @@ def write_efficiency(
         ),
         "fitted": fitted,
         "method": (
-            f"robust (Huber, knee {HUBER} log units, no weight beyond {REJECT}) Levenberg-Marquardt on log(predicted/measured) of mean TPOT (weight {METRIC_WEIGHTS['tpot']:g}), "
-            f"mean TTFT ({METRIC_WEIGHTS['ttft']:g}) and output throughput ({METRIC_WEIGHTS['throughput']:g}); hierarchical offsets by vendor, device, engine, "
+            (result.loss or Loss()).describe()
+            + "; hierarchical offsets by vendor, device, engine, "
             "weight format, architecture, engine release and their pairs (LEVELS in sizer/calibrate.py), "
             f"ridge {RIDGE} per squared offset, prior weight {PRIOR}; {result.iterations} iterations; "
             + ", ".join(f"RMS log error {m} {v:.3f}" for m, v in result.rms_log_error.items())
@@ -566,11 +590,11 @@ def _match_key(m: dict[str, str]) -> tuple:
     return tuple((k, m[k]) for k in order if k in m)
 
 
-__all__ = ["FitResult", "LEVELS", "PRIOR_FACTORS", "fit", "write_efficiency", "factor_value", "TIMES"]
+__all__ = ["FitResult", "LEVELS", "Loss", "PRIOR_FACTORS", "fit", "write_efficiency", "factor_value", "TIMES"]
 
 
 def calibrate_shipped(
-    catalog, *, output: Path | str, max_iterations: int = 40, progress=None, fitted: str | None = None, prior: Factors | None = None
+    catalog, *, output: Path | str, max_iterations: int = 40, progress=None, fitted: str | None = None, prior: Factors | None = None, loss: Loss = Loss()
 ) -> tuple[FitResult, str]:
     """Fit the factors to the fit rows of the catalog's measurement table, starting from the fixed
     PRIOR_FACTORS (or `prior`), and write the table to `output` (efficiency.json, or YAML when the
@@ -588,7 +612,7 @@ def calibrate_shipped(
     resolved, _ = roofline_check(resolved)
     copy_of = copies([r.row for r in resolved])  # a run exported twice is fitted once
     fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit" and r.row.row_id not in copy_of]
-    result = fit(fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress)
+    result = fit(fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress, loss=loss)
     combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     versions = sorted({(r.row.engine, version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     text = write_efficiency(

@@ -194,6 +194,27 @@ def test_robust_weights_reject_gross_outliers():
     assert w == pytest.approx([1.0, 0.5, 0.25, 0.0, 0.0])
 
 
+def test_the_loss_is_a_parameter_whose_defaults_are_the_shipped_tables(root):
+    """calibrate.Loss carries the knee, the rejection point and the metric weights into the fit
+    (benchmarks/fit_sensitivity.py refits under others): at its defaults the method line reads
+    what catalogs/efficiency.json records, and other values move the IRLS weights as worked by
+    hand: knee 0.5 keeps full weight at a residual of 0.5 and gives 0.5 / 0.8 = 0.625 at 0.8;
+    reject 0.7 drops a residual of 0.8 (a factor 2.2) that the shipped 1.2 keeps at 0.25 / 0.8."""
+    import json
+
+    from sizer.calibrate import Loss, _huber_weights
+
+    shipped = json.loads((root / "catalogs" / "efficiency.json").read_text())["method"]
+    assert shipped.startswith(Loss().describe() + "; hierarchical offsets")
+    r = np.array([0.5, -0.8, 1.0])
+    assert _huber_weights(r) == pytest.approx([0.5, 0.3125, 0.25])
+    assert _huber_weights(r, huber=0.5, reject=1.2) == pytest.approx([1.0, 0.625, 0.5])
+    assert _huber_weights(r, huber=0.25, reject=0.7) == pytest.approx([0.5, 0.0, 0.0])
+    loss = Loss(reject=0.9, ttft=2.0)
+    assert (loss.weight("ttft"), loss.weight("tpot"), loss.weight("throughput")) == (2.0, 1.0, 0.5)
+    assert "no weight beyond 0.9" in loss.describe() and "mean TTFT (2)" in loss.describe()
+
+
 def test_a_device_entry_composes_its_vendors_offset_and_the_vendor_entries_serve_unseen_devices(fitted, sample, tmp_path):
     """The vendor level (X, and X x engine) moves a factor for every device of the vendor; a device's
     own entry is theta + vendor + device + engine + ... offsets (composed by hand here from the
