@@ -95,11 +95,13 @@ EXIT_CODES: dict[str, int] = {
 LINE_CHARACTERS = 200  # a reason line kept within this where the reason allows
 
 
-def reason_lines(reasons: Iterable[tuple[str, str]], indent: str = "  ") -> list[str]:
+def reason_lines(reasons: Iterable[tuple[str, str]], indent: str = "  ", width: int = LINE_CHARACTERS) -> list[str]:
     """One line per device: `device: reason`, the configuration's repeated device name dropped,
     and devices whose reasons differ only by their name on one line (`RTX-3090, H20: no
-    on_demand price for {device} ...`). Each line within LINE_CHARACTERS where the reason allows:
-    a reason is never cut, only its repetitions removed."""
+    on_demand price for {device} ...`). Each line within `width` characters where the reason
+    allows: a reason is never cut, only its repetitions removed; when the devices sharing a reason
+    would take the line past `width`, they are spread over as few lines as fit, each with the
+    reason."""
     groups: dict[str, list[str]] = {}
     for device, reason in reasons:
         text = str(reason)
@@ -112,8 +114,15 @@ def reason_lines(reasons: Iterable[tuple[str, str]], indent: str = "  ") -> list
         groups.setdefault(key, []).append(device)
     out = []
     for key, devices in groups.items():
-        text = key.replace("{device}", devices[0]) if len(devices) == 1 else key.replace("{device}", "the device")
-        out.append(f"{indent}{', '.join(devices)}: {text}")
+        shared = key.replace("{device}", "the device")
+        chunks: list[list[str]] = [[]]
+        for device in devices:
+            if chunks[-1] and len(f"{indent}{', '.join([*chunks[-1], device])}: {shared}") > width:
+                chunks.append([])
+            chunks[-1].append(device)
+        for names in chunks:
+            own = f"{indent}{names[0]}: {key.replace('{device}', names[0])}"
+            out.append(own if len(names) == 1 and (len(devices) == 1 or len(own) <= width) else f"{indent}{', '.join(names)}: {shared}")
     return out
 
 

@@ -77,7 +77,7 @@ from .candidates import Evaluated, load_point
 from .catalog import Catalog, Price
 from .engines import engine_policy
 from .deadline import Deadline, as_deadline
-from .errors import InfeasibleError, SolverError, reason_lines
+from .errors import LINE_CHARACTERS, InfeasibleError, SolverError, reason_lines
 from .fleet import (
     FleetProblem,
     Offer,
@@ -1144,7 +1144,7 @@ def plan(
         reasons = tuple((r.device, r.reason) for r in rejected)
         split = " (nor do size buckets cover every request size)" if workload.search.size_buckets else ""
         head = f"{workload.path}: no configuration can serve this workload{split}"
-        lines = reason_lines(reasons)
+        lines = reason_lines(reasons, width=LINE_CHARACTERS - len("error: "))  # the CLI prints each line after "error: "
         if len(lines) == 1:  # one device: one line
             return InfeasibleError(f"{head}. {lines[0].strip()}", reasons)
         return InfeasibleError("\n".join([f"{head}; per device, the configuration that came closest:", *lines]), reasons)

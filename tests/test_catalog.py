@@ -184,3 +184,114 @@ def test_a_bridge_needs_both_its_bandwidth_and_its_group_size(tmp_path):
     (dst / "gpus.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(FieldValueError, match=r"bridge_gpus"):
         load_catalog(dst)
+
+
+# Devices added for MLPerf submitters' and clouds' parts (H200 NVL, GH200 in both memory sizes,
+# RTX PRO 6000 Blackwell Server Edition): every spelling a row, a workload or nvidia-smi gives.
+NEW_DEVICE_NAMES = {
+    "H200-NVL": ["H200-NVL", "h200-nvl", "H200NVL", "H200-NVL-141GB", "NVIDIA H200 NVL", "h200_nvl"],
+    "GH200-96GB": ["GH200-96GB", "GH200-96GB_aarch64", "GH200-96GB-HBM3", "GH200-480GB", "GH200-120GB", "NVIDIA GH200 480GB", "NVIDIA GH200 120GB", "gh200_96gb"],
+    "GH200-144GB": ["GH200-144GB", "GH200-144GB_aarch64", "GH200-144GB-HBM3e", "GH200-144G", "NVIDIA GH200 144G HBM3e", "gh200_144gb"],
+    "RTX-PRO-6000": [
+        "RTX-PRO-6000",
+        "RTX-PRO-6000-SE",
+        "RTX-PRO-6000-Server",
+        "RTXPRO6000",
+        "RTX-PRO-6000-Blackwell-Server",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        "rtx_pro_6000",
+        "rtx_pro_6000_server",
+    ],
+}
+
+
+@pytest.mark.parametrize("device", sorted(NEW_DEVICE_NAMES))
+def test_new_devices_resolve_from_name_aliases_and_nvidia_smi(catalog, device):
+    gpu = catalog.gpu(device)
+    assert gpu.name == device
+    for spelling in NEW_DEVICE_NAMES[device]:
+        assert catalog.gpu(spelling).name == device, spelling
+    # every alias the entry declares is listed above (a new alias is tested, not just carried)
+    assert set(gpu.aliases) <= set(NEW_DEVICE_NAMES[device])
+
+
+def test_no_device_shares_a_name_or_a_device_key():
+    """The loader refuses a name or alias given twice (case-insensitively); device_key, which
+    resolves nvidia-smi spellings, silently drops a key two devices share (Catalog._gpu_keys):
+    no key may be shared, or a spelling that resolved before would be refused."""
+    from sizer.catalog import device_key
+
+    raw = yaml.safe_load((ROOT / "catalogs" / "gpus.yaml").read_text())
+    owner: dict[str, str] = {}
+    for entry in raw["gpus"]:
+        for key in {device_key(k) for k in (entry["name"], *entry.get("aliases", []))}:
+            assert owner.setdefault(key, entry["name"]) == entry["name"], f"{key!r}: {owner[key]} and {entry['name']}"
+    for name in NEW_DEVICE_NAMES:
+        assert name in {e["name"] for e in raw["gpus"]}
+
+
+def test_a_shared_alias_is_refused(tmp_path):
+    """The loader's own check that the test above leans on: an alias that already names another
+    device stops the catalog from loading."""
+    dst = _copy_catalog(tmp_path)
+    raw = yaml.safe_load((dst / "gpus.yaml").read_text())
+    next(g for g in raw["gpus"] if g["name"] == "H200-NVL")["aliases"].append("H200")
+    (dst / "gpus.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(FieldValueError, match=r"'H200' already names 'H200-SXM'"):
+        load_catalog(dst)
+
+
+@pytest.mark.parametrize(
+    "given, suggestion",
+    [("GH200", "GH200-96GB"), ("NVIDIA GH200", "GH200-96GB"), ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX-PRO-6000")],
+)
+def test_ambiguous_or_other_editions_are_refused(catalog, given, suggestion):
+    """A bare GH200 names two GPUs (96 GB HBM3 and 144 GB HBM3e) and the Workstation Edition of
+    the RTX PRO 6000 is a different card (1,792 GB/s): refused, a catalog name suggested."""
+    with pytest.raises(UnknownNameError) as info:
+        catalog.gpu(given)
+    assert f"did you mean '{suggestion}'?" in str(info.value)
+
+
+def test_new_device_figures_load_in_catalog_units(catalog):
+    """gpus.yaml's units: memory in GiB (141 GiB), bandwidth in decimal GB/s, dense TFLOPS."""
+    nvl = catalog.gpu("H200-NVL")
+    assert nvl.memory_bytes == 141 * GIB
+    assert nvl.usable_memory_bytes == pytest.approx(139.80 * GIB)
+    assert nvl.hbm_bytes_per_s == 4800 * GB
+    assert nvl.dense_flops_per_s["bf16"] == pytest.approx(835.5 * TERA)
+    assert nvl.dense_flops_per_s["fp8"] == pytest.approx(1670.5 * TERA)
+    assert not nvl.supports("fp4")
+    assert nvl.interconnect == "pcie" and nvl.link_bytes_per_s == 64 * GB
+    # NVLink bridge of up to four cards: TP2 and TP4 over the bridge, TP8 over PCIe
+    assert nvl.link_for(2) == nvl.link_for(4) == 450 * GB
+    assert nvl.link_for(8) == 64 * GB
+    assert (nvl.family, nvl.gpus_per_node, nvl.tdp_w) == ("hopper", 8, 600)
+
+    small, large = catalog.gpu("GH200-96GB"), catalog.gpu("GH200-144GB")
+    assert (small.memory_bytes, large.memory_bytes) == (96 * GIB, 144 * GIB)
+    assert small.usable_memory_bytes == pytest.approx(94.88 * GIB)
+    assert large.usable_memory_bytes == pytest.approx(142.32 * GIB)
+    assert (small.hbm_bytes_per_s, large.hbm_bytes_per_s) == (4000 * GB, 4900 * GB)
+    assert small.dense_flops_per_s == large.dense_flops_per_s
+    assert small.dense_flops_per_s["bf16"] == pytest.approx(990 * TERA)
+    assert small.gpus_per_node == large.gpus_per_node == 1
+    assert small.network_bytes_per_s == 50 * GB
+
+    rtx = catalog.gpu("RTX-PRO-6000")
+    assert rtx.memory_bytes == 96 * GIB
+    assert rtx.usable_memory_bytes == pytest.approx(97250 / 1024 * GIB, abs=0.01 * GIB)
+    assert rtx.hbm_bytes_per_s == 1597 * GB  # the Server Edition's, not the Workstation's 1,792
+    assert rtx.dense_flops_per_s["bf16"] == pytest.approx(467.8 * TERA)
+    assert rtx.dense_flops_per_s["fp4"] == pytest.approx(1871.2 * TERA)
+    assert rtx.supports("fp4") and rtx.fp4_format == "nvfp4"
+    assert rtx.interconnect == "pcie" and rtx.bridge_bytes_per_s is None and rtx.link_for(4) == 64 * GB
+    assert (rtx.family, rtx.gpus_per_node, rtx.tdp_w) == ("blackwell", 8, 600)
+
+
+def test_every_catalog_device_has_an_sm_count(catalog):
+    """engines.SM_COUNT is keyed by catalog name; a device missing from it silently takes 132."""
+    from sizer.engines import SM_COUNT
+
+    assert {g.name for g in catalog.gpus} <= set(SM_COUNT)
+    assert SM_COUNT["RTX-PRO-6000"] == 188

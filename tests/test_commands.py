@@ -329,6 +329,21 @@ def test_cli_plot_refuses_an_unknown_suffix_before_any_work(small, tmp_path):
     assert_one_line_error(proc, 7, "error: --plot: expected a file ending .png, .svg, .html")
 
 
+def test_devices_sharing_a_reason_are_spread_over_lines_within_the_width():
+    """reason_lines keeps each line within its width by spreading the devices that share a reason
+    over several lines (the catalog's unpriced devices once made one 214-character line); a lone
+    device on its line is named in its reason again."""
+    from sizer.errors import reason_lines
+
+    reasons = [(f"DEV-{i}", f"tp=1 pp=1 kv=fp8 weights=fp8: no on_demand price for DEV-{i} in prices.yaml") for i in range(7)]
+    lines = reason_lines(reasons, width=120)
+    assert len(lines) > 1 and max(len(line) for line in lines) <= 120
+    named = [n.strip() for line in lines for n in line.split(": ")[0].split(",")]
+    assert named == [f"DEV-{i}" for i in range(7)]
+    assert all(line.endswith("no on_demand price for the device in prices.yaml") or line.count("DEV-") == 2 for line in lines)
+    assert reason_lines(reasons) == ["  " + ", ".join(d for d, _ in reasons) + ": tp=1 pp=1 kv=fp8 weights=fp8: no on_demand price for the device in prices.yaml"]
+
+
 def test_cli_infeasible_reasons_one_line_per_device_within_200_characters(tmp_path):
     # issue 14 point 7: "no configuration can serve" once ran to 2,373 characters on one line. Now
     # one line per device (devices whose reasons differ only by name share a line), each within 200

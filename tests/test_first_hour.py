@@ -60,6 +60,7 @@ def test_explain_takes_vllm_flag_spellings():
         ("NVIDIA H100 PCIe", "H100-PCIe"),
         ("NVIDIA H100 NVL", "H100-NVL"),
         ("NVIDIA H200", "H200-SXM"),
+        ("NVIDIA H200 NVL", "H200-NVL"),
         ("NVIDIA A100-SXM4-80GB", "A100-80GB"),
         ("NVIDIA A100-SXM4-40GB", "A100-40GB"),
         ("NVIDIA A100 80GB PCIe", "A100-80GB-PCIe"),
@@ -67,10 +68,14 @@ def test_explain_takes_vllm_flag_spellings():
         ("NVIDIA L4", "L4"),
         ("NVIDIA A10G", "A10G"),
         ("NVIDIA GeForce RTX 4090", "RTX-4090"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"),
         ("NVIDIA B200", "B200"),
         ("NVIDIA B300 SXM6 AC", "B300"),
         ("NVIDIA GB200", "GB200"),
         ("NVIDIA H20", "H20"),
+        ("NVIDIA GH200 480GB", "GH200-96GB"),
+        ("NVIDIA GH200 120GB", "GH200-96GB"),
+        ("NVIDIA GH200 144G HBM3e", "GH200-144GB"),
         ("AMD Instinct MI300X", "MI300X"),
         ("AMD Instinct MI300X VF", "MI300X"),
         ("AMD Instinct MI325X", "MI325X"),
@@ -83,7 +88,12 @@ def test_device_names_as_nvidia_smi_and_rocm_smi_print_them(catalog, printed, de
 
 @pytest.mark.parametrize(
     "printed, suggestion",
-    [("NVIDIA A100-PCIE-40GB", "A100-80GB-PCIe"), ("NVIDIA A10", "A10G"), ("NVIDIA H200 NVL", "H200-SXM"), ("Tesla T4", None)],
+    [
+        ("NVIDIA A100-PCIE-40GB", "A100-80GB-PCIe"),
+        ("NVIDIA A10", "A10G"),
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX-PRO-6000"),
+        ("Tesla T4", None),
+    ],
 )
 def test_other_cards_are_not_taken_for_a_catalogued_one(catalog, printed, suggestion):
     """A 40 GB PCIe A100 (1,555 GB/s, 250 W, PCIe Gen4) is neither the 40 GB SXM module nor the
