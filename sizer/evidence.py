@@ -569,12 +569,16 @@ class Evidence:
     tpot_median_ape: float | None  # percent, over the group's rows
     ttft_median_ape: float | None
     throughput_median_ape: float | None
+    architecture: str = ""  # the model's kind as the factors are fitted: dense, moe, mla_moe (efficiency.architecture_of)
+    device_architecture_fit_rows: int | None = None  # fit rows of the device with a model of that kind (any engine, format)
 
     def as_dict(self) -> dict:
         return {
             "basis": self.basis,
             "device_rows": self.device_rows,
             "device_engine_rows": self.device_engine_rows,
+            "architecture": self.architecture or None,
+            "device_architecture_fit_rows": self.device_architecture_fit_rows,
             "group": self.group,
             "group_label": self.group_label,
             "group_rows": self.group_rows,
@@ -588,10 +592,27 @@ def _round(x: float | None, nd: int) -> float | None:
     return None if x is None or not math.isfinite(x) else round(float(x), nd)
 
 
-def evidence_of(model: ErrorModel, device: str, engine: str, basis: str) -> Evidence:
+def architecture_fit_rows(table, device: str, architecture: str) -> int:
+    """Fit rows of `device` running a model of `architecture` (dense, moe, mla_moe), under any
+    engine and weight format: the `rows` of the efficiency table's (device, engine, weight_dtype,
+    architecture) entries, summed (sizer calibrate counts each fit row in exactly one of them).
+    0 on a measured device: its factors for this kind of model compose the device's offsets, fitted
+    on other kinds, with the kind's offsets, fitted on other devices (a GQA MoE on MI300X: no
+    MI300X row runs one), so the figure rests on that composition, not on a measurement."""
+    want = device.lower()
+    total = 0
+    for e in table.entries:
+        m = dict(e.match)
+        if set(m) == {"device", "engine", "weight_dtype", "architecture"} and m["device"].lower() == want and m["architecture"] == architecture:
+            total += e.rows
+    return total
+
+
+def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, architecture: str = "", architecture_rows: int | None = None) -> Evidence:
     """Counts of the device's scoring rows, and the median absolute percentage errors of TPOT,
     TTFT and throughput over the nearest group with rows (device+engine, device, family, vendor,
-    all), under the device's basis. APE = |predicted - measured| / measured = |exp(-e) - 1|."""
+    all), under the device's basis. APE = |predicted - measured| / measured = |exp(-e) - 1|.
+    `architecture` and `architecture_rows` (architecture_fit_rows) are passed through."""
     d = model._is("device", device)
     levels = model.levels(device, engine)
     ape: dict[str, float | None] = {m: None for m in METRICS}
@@ -613,6 +634,8 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str) -> Evid
         tpot_median_ape=ape["tpot"],
         ttft_median_ape=ape["ttft"],
         throughput_median_ape=ape["throughput"],
+        architecture=architecture,
+        device_architecture_fit_rows=architecture_rows,
     )
 
 
@@ -919,17 +942,22 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
     from dataclasses import replace
 
     from .candidates import demand_of
-    from .efficiency import efficiency_table
+    from .efficiency import architecture_of, efficiency_table
     from .fleet import single_plan
 
     w = plan.workload
     engine = w.engine
     model = error_model(catalog)
-    measured = measured_devices(efficiency_table(catalog.root))
+    table = efficiency_table(catalog.root)
+    measured = measured_devices(table)
     rows = list(plan.deployments) + list(plan.alternatives)
     n = len(rows)
     basis = [basis_of(d.candidate.config.device, measured) for d in rows]
-    ev = [evidence_of(model, d.candidate.config.device, engine, b) for d, b in zip(rows, basis)]
+    arch = architecture_of(w.model)
+    ev = [
+        evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, architecture_rows=architecture_fit_rows(table, d.candidate.config.device, arch))
+        for d, b in zip(rows, basis)
+    ]
     lo = [error_factors(model, d.candidate.config.device, engine, b, BAND[1]) if model.n else None for d, b in zip(rows, basis)]
     hi = [error_factors(model, d.candidate.config.device, engine, b, BAND[0]) if model.n else None for d, b in zip(rows, basis)]
     conf = [confidence_factors(model, d.candidate.config.device, engine, b, w.slo.confidence) if model.n else (1.0, 1.0) for d, b in zip(rows, basis)]

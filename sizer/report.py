@@ -156,7 +156,9 @@ def _with_evidence_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def evidence_short(e: dict[str, Any] | None) -> str | None:
     """The table's evidence cell: the scoring rows of the device under the engine ('79 rows'), of
-    the device under other engines ('6 rows, other engine'), or 'datasheet' (global factors)."""
+    the device under other engines ('6 rows, other engine'), or 'datasheet' (global factors); on a
+    measured device none of whose fit rows runs a model of this kind, ', other models' after it
+    (its factors for this kind are composed, not fitted: evidence.architecture_fit_rows)."""
     if e is None:
         return None
 
@@ -165,7 +167,8 @@ def evidence_short(e: dict[str, Any] | None) -> str | None:
 
     if e["basis"] != "measured":
         return "datasheet"
-    return rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine"
+    cell = rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine"
+    return cell + (", other models" if e.get("device_architecture_fit_rows") == 0 else "")
 
 
 def plan_assessment_fields(plan: Plan) -> dict[str, Any]:

@@ -238,7 +238,7 @@ def test_the_evidence_is_byte_identical_run_to_run(root, chat_json):
 
 
 def test_every_deployment_and_alternative_carries_its_evidence_and_band(chat):
-    keys = {"device_rows", "device_engine_rows", "tpot_median_ape", "ttft_median_ape", "throughput_median_ape", "basis", "group", "group_label", "group_rows"}
+    keys = {"device_rows", "device_engine_rows", "architecture", "device_architecture_fit_rows", "tpot_median_ape", "ttft_median_ape", "throughput_median_ape", "basis", "group", "group_label", "group_rows"}
     for d in chat["deployments"] + chat["alternatives"]:
         assert keys <= set(d["evidence"]), d["device"]
         assert d["max_rate_rps_per_replica_p10"] <= d["max_rate_rps_per_replica"] * 1.02
@@ -382,3 +382,49 @@ def test_one_search_holds_some_candidates_at_p50_and_the_others_at_their_percent
     together = rates_under(w, catalog, cands * 2, np.concatenate([k, k]), np.concatenate([kf, kf]), at_median=np.array([False] * n + [True] * n))
     assert np.allclose(together, apart, rtol=0.03)
     assert np.all(together[n:] >= together[:n] * 0.98)  # the median is within the p99's bound
+
+
+def test_fit_rows_by_device_and_architecture_count_the_fit_rows_themselves(catalog):
+    """evidence.architecture_fit_rows sums the efficiency table's (device, engine, format,
+    architecture) entries; counted here from the measurement table instead (the fit rows of
+    split_roles, resolved, the roofline's refusals and copies of another run left out, as sizer
+    calibrate does), the two agree for every device and kind. On the shipped table MI300X has
+    dense and MLA-MoE rows but no GQA-MoE one (Mixtral, Qwen3-MoE): 0 there."""
+    from collections import Counter
+
+    from sizer.efficiency import architecture_of, efficiency_table
+    from sizer.evidence import architecture_fit_rows
+    from sizer.measurements import Resolved, copies, resolve, shipped_rows, split_roles
+    from sizer.validate import roofline_check
+
+    rows = shipped_rows(catalog.root / "measurements")
+    roles = split_roles(rows)
+    resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, Resolved)]
+    resolved, _ = roofline_check(resolved)
+    copy_of = copies([r.row for r in resolved])
+    fit = [r for r in resolved if roles[r.row.row_id] == "fit" and r.row.row_id not in copy_of]
+    counted = Counter((r.gpu.name, architecture_of(r.model)) for r in fit)
+    table = efficiency_table(catalog.root)
+    for device in {r.gpu.name for r in resolved} | {"MI355X", "L4"}:
+        for arch in ("dense", "moe", "mla_moe"):
+            assert architecture_fit_rows(table, device, arch) == counted.get((device, arch), 0), (device, arch)
+    assert architecture_fit_rows(table, "MI300X", "moe") == 0 < architecture_fit_rows(table, "MI300X", "dense")
+    assert architecture_fit_rows(table, "mi300x", "mla_moe") == counted[("MI300X", "mla_moe")] > 0
+
+
+def test_a_measured_device_without_rows_of_the_models_kind_says_so(root, tmp_path):
+    """Mixtral-8x7B (a GQA MoE) on MI300X, none of whose fit rows runs one: the evidence carries
+    architecture moe and 0 fit rows, and the table's cell says `other models`; Llama-3.1-70B on
+    the same device has dense rows and no such words."""
+    text = (root / "workloads" / "chat-llama-3.1-70b.yaml").read_text()
+    mix = tmp_path / "mix.yaml"
+    mix.write_text(text.replace("model: llama-3.1-70b", "model: mixtral-8x7b"))
+    assert "model: mixtral-8x7b" in mix.read_text()
+    out = json.loads(_cli(root, "solve", str(mix), "--format", "json").stdout)
+    by_device = {d["device"]: d["evidence"] for d in out["deployments"] + out["alternatives"]}
+    assert by_device["MI300X"]["architecture"] == "moe" and by_device["MI300X"]["device_architecture_fit_rows"] == 0
+    table = _cli(root, "solve", str(mix)).stdout
+    assert any(line.startswith("MI300X ") and line.rstrip().endswith("other models") for line in table.splitlines())
+    llama = json.loads(_cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--format", "json").stdout)
+    ev = {d["device"]: d["evidence"] for d in llama["deployments"] + llama["alternatives"]}["MI300X"]
+    assert ev["architecture"] == "dense" and ev["device_architecture_fit_rows"] > 0
