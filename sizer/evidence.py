@@ -89,7 +89,7 @@ PRIOR_CONFIGURATIONS = 5.0
 """Configurations a group needs to weigh as much as its parent (w = c / (c + 5))."""
 BAND = (0.1, 0.9)
 BAND_TOLERANCE = 0.02  # relative precision of the rates at a band's ends (the model's own search: 0.01)
-RESIDUALS_VERSION = 1  # bump when the residuals' definition changes: stored files then no longer match
+RESIDUALS_VERSION = 2  # bump when the residuals' definition changes: stored files then no longer match
 RESIDUALS_FILE = "residuals.json"
 _DIGITS = 6
 
@@ -159,8 +159,22 @@ def _log_error(measured: float | None, predicted: float | None) -> float | None:
     return _r(math.log(measured / predicted))
 
 
-def _errors(result) -> tuple[float | None, float | None, float | None]:
+def _errors(result, rate_steps_s: dict[str, float] | None = None) -> tuple[float | None, float | None, float | None]:
+    """A scoring row's log errors (TPOT, TTFT, throughput). A rate row (Poisson arrivals: MLPerf
+    Server, Interactive) keeps its throughput error; its TPOT error is the step's at the running
+    batch the row implies (validate.rate_row_steps_s), and it has no TTFT error: the bands stretch
+    every step by the TPOT error, and an open loop's TPOT and TTFT at its rate carry the model's
+    population too, which near a replica's capacity multiplies a step error many times (the 68
+    MLPerf Server and Interactive rows of the shipped table: TPOT at the rate 27 % / 333 % off at
+    the median / p90, the step at their own running batch 5.5 % / 24 %)."""
     r = result.row
+    if r.kind == "rate" and rate_steps_s is not None:
+        step = rate_steps_s.get(r.row_id)
+        return (
+            _log_error(r.tpot_ms, step * 1000.0 if step is not None else None),
+            None,
+            _log_error(r.throughput_tokens_per_s, result.predicted_tokens_per_s),
+        )
     return (
         _log_error(r.tpot_ms, result.predicted_tpot_ms),
         _log_error(r.ttft_ms, result.predicted_ttft_ms),
@@ -187,7 +201,7 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     catalog's efficiency table and under its global factors alone; their log errors."""
     from .efficiency import efficiency_table
     from .measurements import copies, shipped_rows, split_roles
-    from .validate import validate_rows
+    from .validate import rate_row_steps_s, validate_rows
 
     table = efficiency if efficiency is not None else efficiency_table(catalog.root)
     if rows is None:
@@ -198,7 +212,10 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     repeated = copies(score)  # a run exported twice is one scoring figure, not two
     score = [r for r in score if r.row_id not in repeated]
     a = validate_rows(score, catalog, efficiency=table)
-    b = validate_rows(score, catalog, efficiency=global_table(table))
+    gtable = global_table(table)
+    b = validate_rows(score, catalog, efficiency=gtable)
+    steps_a = rate_row_steps_s(score, catalog, table)
+    steps_b = rate_row_steps_s(score, catalog, gtable)
     by_id = {r.row.row_id: r for r in b.results}
     out = []
     for r in a.results:
@@ -209,8 +226,8 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
                 config=config_id(r.row.config_key),
                 device=r.device,
                 engine=r.row.engine,
-                measured=_errors(r),
-                global_=_errors(g) if g is not None else (None, None, None),
+                measured=_errors(r, steps_a),
+                global_=_errors(g, steps_b) if g is not None else (None, None, None),
             )
         )
     out.sort(key=lambda x: x.row_id)

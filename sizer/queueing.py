@@ -1671,6 +1671,15 @@ def closed_loop(
     )
 
 
+def open_loop_step_s(step: StepModel, decoding: np.ndarray, budget: np.ndarray, lengths: RowLengths) -> np.ndarray:
+    """The step time (TPOT) of the open loop's steady state with `decoding` sequences in decode
+    and a prompt prefilled for each one that finishes: what open_loop predicts at that population,
+    without solving for the population a rate implies (evidence: an MLPerf Server row's step
+    error at the running batch it measured)."""
+    t, _, _, _ = _steady(step, np.asarray(decoding, dtype=float), lengths, budget, with_ttft=False)
+    return t
+
+
 def open_loop(
     step: StepModel, rate_rps: np.ndarray, isl: np.ndarray, osl: np.ndarray, budget: np.ndarray, iterations: int = 60, lengths: RowLengths | None = None
 ) -> LoopResult:

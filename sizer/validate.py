@@ -35,7 +35,7 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, copies, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop
+from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
 from .tables import Column, text_table
 from .tables import to_json as tables_to_json
 from .units import GIB
@@ -245,6 +245,25 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
         out_t, out_p, out_r = _disagg(setup, idx, step.take(idx), pstep.take(idx))
         ttft[idx], tpot[idx], thr[idx] = out_t, out_p, out_r
     return Predicted(ttft_s=ttft, tpot_s=tpot, output_tokens_per_s=thr)
+
+
+def rate_row_steps_s(rows: list[MeasuredRow], catalog: Catalog, efficiency: EfficiencyTable) -> dict[str, float]:
+    """For each rate row (Poisson arrivals: MLPerf Server and Interactive) that measured TPOT: the
+    model's step at the running batch the row itself implies, row id -> seconds. Little's law on
+    the decode phase gives that batch from the row's own figures, D = rate x (E[O] - 1) x TPOT;
+    queueing.open_loop_step_s is the step there. Its error against the measured TPOT is the error
+    of the step time alone, where open_loop's TPOT at the rate also carries the population the
+    model solves for, which near a replica's capacity (where MLPerf submitters run) multiplies a
+    step error many times (evidence.compute_residuals)."""
+    resolved = [r for r in (resolve(x, catalog) for x in rows if x.kind == "rate" and x.mode == "agg" and x.tpot_ms) if isinstance(r, Resolved)]
+    if not resolved:
+        return {}
+    setup = build_setup(resolved, efficiency)
+    lengths = setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)
+    tpot_s = np.array([res.row.tpot_ms / 1000.0 for res in resolved])
+    decoding = setup.rate_rps * np.maximum(lengths.osl - 1, 1.0) * tpot_s
+    t = open_loop_step_s(setup.step, decoding, setup.budget, lengths)
+    return {res.row.row_id: float(t[i]) for i, res in enumerate(resolved) if math.isfinite(t[i]) and t[i] > 0}
 
 
 def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

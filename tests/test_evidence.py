@@ -428,3 +428,38 @@ def test_a_measured_device_without_rows_of_the_models_kind_says_so(root, tmp_pat
     llama = json.loads(_cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--format", "json").stdout)
     ev = {d["device"]: d["evidence"] for d in llama["deployments"] + llama["alternatives"]}["MI300X"]
     assert ev["architecture"] == "dense" and ev["device_architecture_fit_rows"] > 0
+
+
+def test_a_rate_rows_band_error_is_its_step_at_the_batch_it_measured(catalog):
+    """An MLPerf Server row's TPOT at its rate carries the population the model solves for (D =
+    rate x (E[O] - 1) x t(D)), ill-conditioned near capacity; the bands take its step at the
+    population the row itself implies instead (validate.rate_row_steps_s). Checked by Little's
+    law: a row whose measured TPOT is the model's own TPOT at that rate implies the model's own
+    population, so the step there is that same TPOT (the fixed point open_loop solves). In the
+    residual table a rate row keeps its throughput error, its TPOT error is against that step,
+    and it has no TTFT error."""
+    from dataclasses import replace as _replace
+
+    from sizer.efficiency import efficiency_table
+    from sizer.measurements import shipped_rows, split_roles
+    from sizer.validate import rate_row_steps_s, validate_rows
+
+    rows = shipped_rows(catalog.root / "measurements")
+    server = [r for r in rows if r.kind == "rate" and r.tpot_ms and r.row_id.startswith("mlperf-v4.1-nvidia")]
+    assert len(server) >= 3
+    table = efficiency_table(catalog.root)
+    predicted = {r.row.row_id: r.predicted_tpot_ms for r in validate_rows(server, catalog, efficiency=table).results}
+    own = [_replace(r, tpot_ms=predicted[r.row_id]) for r in server if predicted.get(r.row_id) and math.isfinite(predicted[r.row_id])]
+    steps = rate_row_steps_s(own, catalog, table)
+    for r in own:
+        assert steps[r.row_id] * 1000.0 == pytest.approx(r.tpot_ms, rel=0.01), r.row_id
+    # the measured rows: the step at their own batch, not the TPOT at the rate
+    roles = split_roles(rows)
+    res = {x.row_id: x for x in residual_table(catalog).rows}
+    scored = [r for r in rows if r.kind == "rate" and r.tpot_ms and roles[r.row_id] == "score" and r.row_id in res]
+    assert scored
+    steps = rate_row_steps_s(scored, catalog, table)
+    for r in scored:
+        tpot, ttft, thr = res[r.row_id].measured
+        assert ttft is None
+        assert tpot == pytest.approx(math.log(r.tpot_ms / (steps[r.row_id] * 1000.0)), abs=1e-5), r.row_id

@@ -938,10 +938,13 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     # 0.0 req/s, and at exactly 0 the wait transform divided 0 by 0: TTFT p99 0.854 s against the
     # 0.7734 s bound, where a trickle (the rate search's own lowest probe) gives 0.347 s. (Qwen3-30B-A3B
     # since MI300X's MoE entries took the architecture's offset, 2026-12-02: Mixtral's plan no longer
-    # keeps an idle MI300X pool.)
+    # keeps an idle MI300X pool. At 4.458 req/s the refit of 2026-12-03 made one MI300X pool serve
+    # every size; at 9 req/s a B200 pool takes the load and min_replicas keeps the MI300X one idle.
+    # Which plan keeps an idle pool moves with the fitted factors: evaluate_load itself is checked
+    # at no load below.)
     w = write(
         tmp_path / "w.yaml",
-        "model: qwen3-30b-a3b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 4.458}\n"
+        "model: qwen3-30b-a3b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 9.0}\n"
         "slo: {ttft_s: {p99: 0.7734}, tpot_s: 0.07871}\n"
         "search: {devices: [MI300X, B200], tp: [1, 8], pp: [1], kv_dtypes: [bf16], max_configurations: 2, size_buckets: [50]}\n"
         "constraints: {budget_usd_per_hour: 23.26, min_replicas: 2}\n",
@@ -953,6 +956,29 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     assert idle, "the case needs a pool at no load"
     for d in plan["deployments"]:
         assert d["ttft_p99_s"] <= 0.7734 and d["tpot_p99_s"] <= 0.07871, d["device"]
+
+
+def test_evaluate_load_at_no_load_is_the_limit_of_a_trickle(tmp_path):
+    """queueing.evaluate_load at 0 req/s gives the latency of the limit rate -> 0 (finite, and
+    what a tiny load gives), not the 0/0 of the wait transform at exactly zero: on every feasible
+    candidate of the case above, TTFT and TPOT p99 at 0 and at 1e-7 of its largest rate agree."""
+    from sizer.catalog import load_catalog
+
+    catalog = load_catalog()
+    w = load_workload(
+        write(
+            tmp_path / "w.yaml",
+            "model: qwen3-30b-a3b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 4.458}\n"
+            "slo: {ttft_s: {p99: 0.7734}, tpot_s: 0.07871}\nsearch: {devices: [MI300X, B200], tp: [1, 8], pp: [1], kv_dtypes: [bf16]}\n",
+        ),
+        catalog,
+    )
+    feasible = [e for e in evaluate_candidates(w, catalog) if e.feasible]
+    assert feasible
+    for e in feasible:
+        point = load_point(w, catalog, [e, e], [0.0, e.max_rate_rps * 1e-7])
+        for metric in (point.ttft_s["p99"], point.tpot_s["p99"]):
+            assert np.isfinite(metric[0]) and metric[0] == pytest.approx(metric[1], rel=1e-3), e.config.label()
 
 
 @pytest.mark.parametrize(
