@@ -836,16 +836,17 @@ def held_out_coverage(model: ErrorModel, measured: frozenset[str]) -> tuple[Cove
     return _cover(model, model.config, basis), _cover(model, model.device.astype(str), basis, use_basis="global")
 
 
-def coverage_of(model: ErrorModel, results, measured: frozenset[str]) -> Coverage:
+def coverage_of(model: ErrorModel, results, measured: frozenset[str], rate_steps_s: dict[str, float] | None = None) -> Coverage:
     """Coverage of rows the residual table need not hold (a user's own measurements): each row's
     figures against the band of its device and engine, built without any row of the same
-    configuration."""
+    configuration; a rate row by its step at the batch it measured, as in the residual table
+    (`rate_steps_s`: validate.rate_row_steps_s of the rows)."""
     inside = {m: 0 for m in METRICS}
     total = {m: 0 for m in METRICS}
     configs = {r.config: i for i, r in enumerate(model.table.rows)}
     for r in results:
         basis = basis_of(r.device, measured)
-        errs = _errors(r)
+        errs = _errors(r, rate_steps_s)
         key = config_id(r.row.config_key)
         same = model.config == model.config[configs[key]] if key in configs else None
         for k, m in enumerate(METRICS):

@@ -490,18 +490,21 @@ def with_coverage(report: Report, catalog: Catalog) -> Report:
             "interval_method": (
                 f"share of the scoring rows' figures (mean TPOT, mean TTFT, throughput; each counts once) inside the "
                 f"{BAND[0]:g}-{BAND[1]:g} quantiles of the model's log error, the band built with the row's own configuration "
-                "left out; held-out devices: each device's rows under global factors against a band built without the device"
+                "left out; held-out devices: each device's rows under global factors against a band built without the device; "
+                "a rate row (Poisson arrivals) by its step at the running batch it measured, without TTFT"
             ),
         }
     else:
-        c = coverage_of(model, report.results, measured)
+        steps = rate_row_steps_s([r.row for r in report.results], catalog, efficiency_table(catalog.root))
+        c = coverage_of(model, report.results, measured, steps)
         cov = {
             "interval_coverage": _round(c.overall, 4),
             "interval_coverage_by_metric": {m: _round(v, 4) for m, v in c.by_metric().items()},
             "interval_figures": sum(c.total.values()),
             "interval_method": (
                 f"share of these rows' figures inside the {BAND[0]:g}-{BAND[1]:g} quantiles of the model's log error for their "
-                f"device and engine, from the catalog's {model.n:,} scoring rows (none of these rows' configurations among them)"
+                f"device and engine, from the catalog's {model.n:,} scoring rows (none of these rows' configurations among them); "
+                "a rate row (Poisson arrivals) by its step at the running batch it measured, without TTFT"
             ),
         }
     return replace(report, coverage=cov)

@@ -463,3 +463,19 @@ def test_a_rate_rows_band_error_is_its_step_at_the_batch_it_measured(catalog):
         tpot, ttft, thr = res[r.row_id].measured
         assert ttft is None
         assert tpot == pytest.approx(math.log(r.tpot_ms / (steps[r.row_id] * 1000.0)), abs=1e-5), r.row_id
+
+
+def test_a_users_rate_row_is_covered_by_its_step_as_the_bands_were_built(root, tmp_path):
+    """sizer validate --measurements scores a user's rows against the bands; a rate row enters by
+    its step at its own batch (TPOT) and its throughput, no TTFT figure, as the shipped residuals
+    do: two figures for one MLPerf Server row that measured all three."""
+    lines = (root / "catalogs" / "measurements" / "public_serving.csv").read_text().splitlines()
+    row = next(line for line in lines if line.startswith("mlperf-v4.1-nvidia-b200-sxm-180gbx1_trt-llama2-70b-server,"))
+    mine = tmp_path / "mine.csv"
+    mine.write_text(lines[0] + "\n" + row.replace("mlperf-v4.1-nvidia-b200", "mine-b200", 1) + "\n")
+    out = json.loads(_cli(root, "validate", "--measurements", str(mine), "--format", "json").stdout)
+    (r,) = out["rows"]
+    assert r["measured_ttft_ms"] and r["measured_tpot_ms"] and r["measured_tokens_per_s"]
+    assert out["summary"]["interval_figures"] == 2
+    by_metric = out["summary"]["interval_coverage_by_metric"]
+    assert by_metric["ttft"] is None and by_metric["tpot"] is not None and by_metric["throughput"] is not None
