@@ -91,7 +91,7 @@ def _row_from(problem: FleetProblem, catalog: Catalog, sp: SinglePlan, providers
 
 def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[CompareRow]:
     from .efficiency import architecture_of, efficiency_table
-    from .evidence import architecture_fit_rows, basis_of, error_model, evidence_of, measured_devices
+    from .evidence import basis_of, error_model, evidence_of, measured_devices
 
     pending = [r for r in rows if isinstance(r, tuple)]
     built = iter(build_deployments(catalog, [single_spec(problem, sp) for sp, _ in pending]))
@@ -114,9 +114,7 @@ def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[Compare
                 reason=None,
                 deployment=next(built),
                 cost_usd_per_day=sp.cost_usd_per_hour * 24,
-                evidence=evidence_of(
-                    model, sp.option.device, engine, basis_of(sp.option.device, measured), architecture=arch, architecture_rows=architecture_fit_rows(table, sp.option.device, arch)
-                ),
+                evidence=evidence_of(model, sp.option.device, engine, basis_of(sp.option.device, measured), architecture=arch, table=table),
             )
         )
     return out

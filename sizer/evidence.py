@@ -625,11 +625,12 @@ def architecture_fit_rows(table, device: str, architecture: str) -> int:
     return total
 
 
-def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, architecture: str = "", architecture_rows: int | None = None) -> Evidence:
+def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, architecture: str = "", table=None) -> Evidence:
     """Counts of the device's scoring rows, and the median absolute percentage errors of TPOT,
     TTFT and throughput over the nearest group with rows (device+engine, device, family, vendor,
     all), under the device's basis. APE = |predicted - measured| / measured = |exp(-e) - 1|.
-    `architecture` and `architecture_rows` (architecture_fit_rows) are passed through."""
+    With the model's `architecture` and the efficiency `table`: the device's fit rows of that kind
+    (architecture_fit_rows)."""
     d = model._is("device", device)
     levels = model.levels(device, engine)
     ape: dict[str, float | None] = {m: None for m in METRICS}
@@ -652,7 +653,7 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, arch
         ttft_median_ape=ape["ttft"],
         throughput_median_ape=ape["throughput"],
         architecture=architecture,
-        device_architecture_fit_rows=architecture_rows,
+        device_architecture_fit_rows=architecture_fit_rows(table, device, architecture) if table is not None and architecture else None,
     )
 
 
@@ -972,10 +973,7 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
     n = len(rows)
     basis = [basis_of(d.candidate.config.device, measured) for d in rows]
     arch = architecture_of(w.model)
-    ev = [
-        evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, architecture_rows=architecture_fit_rows(table, d.candidate.config.device, arch))
-        for d, b in zip(rows, basis)
-    ]
+    ev = [evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, table=table) for d, b in zip(rows, basis)]
     lo = [error_factors(model, d.candidate.config.device, engine, b, BAND[1]) if model.n else None for d, b in zip(rows, basis)]
     hi = [error_factors(model, d.candidate.config.device, engine, b, BAND[0]) if model.n else None for d, b in zip(rows, basis)]
     conf = [confidence_factors(model, d.candidate.config.device, engine, b, w.slo.confidence) if model.n else (1.0, 1.0) for d, b in zip(rows, basis)]
