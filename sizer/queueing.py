@@ -1031,6 +1031,24 @@ REFINE_BAND = 0.03
 """A ladder point whose worst check comes within this share of its bound (the excess 1 - bound /
 latency above -REFINE_BAND), below the top, is a bump's shoulder: its peak is searched for."""
 
+REFINE_BAND_FEW = 0.08
+"""REFINE_BAND where outputs are short (FINE_LADDER): a saw's tooth rises further above the ladder
+points either side of it (qwen3-8b on 4 x H200, 4-8 output tokens: a shoulder 3.3 % under the TPOT
+p90 bound at 0.891 of the rate, a tooth 2.3 % over it at 0.842-0.861)."""
+
+LADDER_PASSES = 3
+"""Ladder checks of one candidate's rate at most: the first finds a failing point and the search
+closes again below it, on a rate whose own ladder may reach a tooth the first did not (qwen3-8b on
+4 x H200, 4-8 output tokens: laddered at 57.3 req/s, closed again on 48.5, whose TPOT p90 broke its
+bound at 0.846-0.868 of it)."""
+
+REFINE_SCAN = 7
+"""Evenly spaced points (in log rate) a bump's bracket is scanned at before its golden-section
+search: the teeth of qwen3-8b's 4-8 token outputs on 4 x H200 (TensorRT-LLM) are 2 % of the rate
+wide, and with the factors fitted 2026-12-03 the highest ladder shoulder (0.891 of the rate, 2.8 %
+under its TPOT p90 bound) led golden section to the tooth beside the one over the bound
+(0.846-0.868 of the rate); a bracket 0.841-0.944 wide scanned at 7 points is 1.5 % apart."""
+
 REFINE_ROUNDS = 10
 """Golden-section evaluations per bump: the peak's rate to 0.618^8 of the interval between the
 ladder's two neighbouring points (about 0.2 % of the rate at the ladder's 2^(1/3) steps)."""
@@ -1079,7 +1097,8 @@ def max_rate(
     few tokens they are a saw (FINE_LADDER). So once a candidate's search has closed, its rate is
     checked at LADDER fractions of itself (FINE_LADDER's where outputs are short); where one
     fails, the search starts again between the highest passing point below the lowest failing
-    one and that point (downward-closed to the ladder's resolution). Candidates `keep` stopped
+    one and that point, and the rate it then finds is checked the same way, up to LADDER_PASSES
+    times (downward-closed to the ladder's resolution). Candidates `keep` stopped
     early are not checked; where any check fails, they are searched on (their brackets, priced
     against a rate that did not hold, no longer prove them beaten).
 
@@ -1190,7 +1209,7 @@ def max_rate(
         local = np.concatenate((np.zeros((idx.size, 1), dtype=bool), up & down), axis=1)
         peak = np.where(local, f, -np.inf)
         m = np.argmax(peak, axis=1)
-        near = ~bad & local.any(axis=1) & (peak[np.arange(idx.size), m] > -REFINE_BAND)
+        near = ~bad & local.any(axis=1) & (peak[np.arange(idx.size), m] > -(REFINE_BAND_FEW if few else REFINE_BAND))
         if near.any():
             r = np.flatnonzero(near)
             mm = m[r]
@@ -1221,6 +1240,17 @@ def max_rate(
                 found[:] |= ~okb
                 return np.where(okb, fb_, np.inf)
 
+            # teeth (a saw of few-token outputs) break golden section's one-peak premise: scan the
+            # bracket evenly first, then search around the highest scan point
+            grid_s = np.linspace(0.0, 1.0, REFINE_SCAN + 2)
+            scan = u[:, None] + (w_ - u)[:, None] * grid_s[None, :]
+            q_scan = np.full(scan.shape, -np.inf)
+            for col in range(1, REFINE_SCAN + 1):
+                q_scan[:, col] = probe_bump(scan[:, col])
+            top = np.argmax(q_scan, axis=1)
+            rows_r = np.arange(r.size)
+            u, w_ = scan[rows_r, top - 1], scan[rows_r, top + 1]
+            p1, p2 = w_ - g * (w_ - u), u + g * (w_ - u)
             q1, q2 = probe_bump(p1), probe_bump(p2)
             for _ in range(REFINE_ROUNDS - 2):
                 left = q1 >= q2  # the peak lies in [u, p2]
@@ -1257,7 +1287,9 @@ def max_rate(
         return reset
 
     frozen = np.zeros(n, dtype=bool)
-    laddered = ~ok0.copy()  # candidates that serve nothing need no ladder
+    # ladder passes so far: candidates that serve nothing need none; a candidate whose ladder
+    # found a failing point is searched again below it, and its new top laddered again
+    ladders = np.where(ok0, 0, LADDER_PASSES)
     keep_rounds = 2 if keep is not None else -1
     for round_ in range(300):
         if deadline is not None:
@@ -1275,10 +1307,10 @@ def max_rate(
         c, fc = np.where(swap, a, c), np.where(swap, fa, fc)
         idx = np.flatnonzero(open_)
         if not idx.size:
-            todo = np.flatnonzero(ok0 & ~frozen & ~laddered)
+            todo = np.flatnonzero(ok0 & ~frozen & (ladders < LADDER_PASSES))
             if not todo.size or not (demand.ttft_s or demand.tpot_s):
                 break
-            laddered[todo] = True
+            ladders[todo] += 1
             lowered = ladder(todo)
             if lowered.size and frozen.any():
                 frozen[:] = False  # their brackets were priced against rates that do not hold
