@@ -39,6 +39,7 @@ import yaml
 
 from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
 from .measurements import Resolved
+from .queueing import RowLengths, open_loop_step_s
 from .validate import Setup, build_setup, predict
 
 # Which groupings may move each factor (beyond its global value).
@@ -240,6 +241,17 @@ class _Problem:
         self.res_metric = np.array(metric)
         self.res_target = np.array(target)
         self.res_weight = np.array(weight)
+        # Rate rows (MLPerf Server, Interactive) fit their TPOT by the step at the running batch
+        # they measured, D = rate x (E[O] - 1) x TPOT (Little's law on their own figures), as
+        # their error bands are built (validate.rate_row_steps_s): near a replica's capacity,
+        # where submitters run, the TPOT at the rate carries the population the model solves
+        # for, which turns a step a few per cent slow into a saturated replica and no gradient.
+        L = self.setup.lengths if self.setup.lengths is not None else RowLengths.fixed(self.setup.isl, self.setup.osl)
+        rate_rows = [i for i, res in enumerate(fit) if self.setup.kind[i] == 1 and res.row.tpot_ms]
+        self.rate_idx = np.array(rate_rows, dtype=int)
+        tpot_s = np.array([fit[i].row.tpot_ms / 1000.0 for i in rate_rows])
+        self.rate_decoding = self.setup.rate_rps[self.rate_idx] * np.maximum(L.osl[self.rate_idx] - 1, 1.0) * tpot_s
+        self.rate_lengths = L.take(self.rate_idx)
 
     def factor_arrays(self, p: np.ndarray) -> dict[str, np.ndarray]:
         n_rows = len(self.fit)
@@ -260,7 +272,12 @@ class _Problem:
         step = self.setup.step.with_factors(**arrays)
         pstep = self.setup.prefill_step.with_factors(**arrays)
         pred = predict(self.setup, step, pstep)
-        values = {"tpot": pred.tpot_s, "ttft": pred.ttft_s, "throughput": pred.output_tokens_per_s}
+        tpot = pred.tpot_s
+        if self.rate_idx.size:
+            k = self.rate_idx
+            tpot = tpot.copy()
+            tpot[k] = open_loop_step_s(step.take(k), self.rate_decoding, self.setup.budget[k], self.rate_lengths, decode_tokens=self.setup.decode_tokens[k])
+        values = {"tpot": tpot, "ttft": pred.ttft_s, "throughput": pred.output_tokens_per_s}
         out = np.empty(self.res_row.shape[0])
         for m, arr in values.items():
             sel = self.res_metric == m

@@ -1599,7 +1599,9 @@ def _own_prefill_s(step: StepModel, decoding: np.ndarray, ctx: np.ndarray, x: np
     return own.mean(axis=1)
 
 
-def _steady(step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: np.ndarray, with_ttft: bool = True, arrival_scv: float = 1.0):
+def _steady(
+    step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: np.ndarray, with_ttft: bool = True, arrival_scv: float = 1.0, decode_tokens: np.ndarray | float = 0.0
+):
     """Steady state with `decoding` sequences in decode and a prompt prefilled for each one that
     finishes. Returns (step time = TPOT, completion rate, prefill seconds per prompt, wait + own
     prefill of a prompt arriving at a random time; None unless `with_ttft`).
@@ -1611,19 +1613,30 @@ def _steady(step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: 
     seconds per prompt token), c_s^2 = E[I^2] / E[I]^2 - 1 the prompt work's squared coefficient
     of variation and c_a^2 = `arrival_scv` the arrivals': 1 for Poisson arrivals (MLPerf Server;
     it is then the Pollaczek-Khinchine mean), 0 for a closed loop's clients, whose next prompts
-    follow their completions, spaced as their own prompts were served."""
+    follow their completions, spaced as their own prompts were served.
+
+    The step's token budget: where the engine counts a decoding sequence's token in it
+    (`decode_tokens` = 1: vLLM's max_num_batched_tokens, TRT-LLM's max_num_tokens; 0: SGLang's
+    chunked_prefill_size, prompt tokens only), a step takes at most chunk = budget - D / dp prompt
+    tokens (per attention rank; the solver's and the simulator's rule). A prompt then occupies the
+    prompt server for at least E[I] / chunk steps: its service is max(compute, E[I] t / chunk),
+    so a population whose prompts outrun the budget (x > chunk) queues them (rho -> 1) instead of
+    completing faster than its prompts can be prefilled. (MLPerf llama3.1-8b Offline on an H200
+    NVL, max_num_tokens 1536, E[I] 872: about 195 sequences decode beside 1,340 prompt tokens a
+    step, not the 1,900 the KV pool holds.)"""
     L = lengths
     ctx = L.ctx
     steps = np.maximum(L.osl - 1, 1.0)
     m = decoding / steps
     x = m * L.isl
-    b = np.maximum(budget, 1.0)
+    b = np.maximum(np.maximum(budget, 1.0) - decoding * decode_tokens / step.dp, 1.0)
     p = np.clip(np.maximum(1 - np.exp(-m), x / b), 1e-12, 1.0)
     f0 = step.mixed_parts(decoding, ctx, np.zeros_like(x), L.isl_attn)
     f1 = step.mixed_parts(decoding, ctx, np.minimum(x / p, b), L.isl_attn)
     t = (1 - p) * f0 + p * f1
     rate = decoding / (steps * t)
-    pf = L.isl * step.prefill_per_token_s(L.isl_attn)  # replica seconds of prompt work per request
+    # replica seconds of prompt work per request: its compute, or its share of the budget's steps
+    pf = np.maximum(L.isl * step.prefill_per_token_s(L.isl_attn), L.isl * t / b)
     if not with_ttft:
         return t, rate, pf, None
     own = _own_prefill_s(step, decoding, ctx, x, L.points, b)
@@ -1646,6 +1659,7 @@ def closed_loop(
     iterations: int = 60,
     lengths: RowLengths | None = None,
     hold: ContextHold | None = None,
+    decode_tokens: np.ndarray | float = 0.0,
 ) -> LoopResult:
     """Means of a closed-loop benchmark: N clients, each sending its next request when the last
     completes (burst=False: no wave arrives at once, as when every request is queued from the
@@ -1661,7 +1675,10 @@ def closed_loop(
     (bisection; both sides grow with D). Clients beyond n wait (N - n)/r for memory (Little's law
     on the waiting room). `hold`: scheduler rules that keep a steady-state prompt out of whole
     steps (ContextHold, hold_steps); the first wave is not held (no generation request runs yet,
-    and an idle SGLang scheduler receives every loop)."""
+    and an idle SGLang scheduler receives every loop). `decode_tokens`: budget tokens a decoding
+    sequence takes (_steady); a population whose prompts the budget cannot prefill as fast as it
+    completes them is not a steady state, so D stops where prompts fill the budget and the clients
+    beyond it wait for their prompts' turn (Little's law: TTFT = n / r - (E[O]-1) t)."""
     L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_clients = np.asarray(concurrency, dtype=float)
     admitted = np.maximum(np.minimum(n_clients, np.floor(capacity)), 1.0)
@@ -1674,7 +1691,8 @@ def closed_loop(
     held = hold is not None and hold.any
 
     def ttft_of(decoding):
-        t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0)
+        t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0, decode_tokens=decode_tokens)
+        ttft_steady = np.where(rate * pf < 1.0, ttft_steady, np.inf)  # prompts outrun the prompt server
         burst_ttft = (admitted + 1) / 2 * per_prompt_burst + np.maximum(t1_w, t1_g) + rest1
         ttft = ttft_steady + np.maximum(burst_ttft - ttft_steady, 0.0) * share + step.request_overhead_s
         if held:  # steady-state prompts only: D / (E[O] - 1) of them arrive per step
@@ -1689,8 +1707,9 @@ def closed_loop(
         over = rate * (ttft + steps * t) > admitted
         hi = np.where(over, mid, hi)
         lo = np.where(over, lo, mid)
-    decoding = 0.5 * (lo + hi)
+    decoding = lo  # the largest population found to hold (just below the prompt server's limit)
     t, rate, ttft = ttft_of(decoding)
+    ttft = np.maximum(ttft, admitted / np.maximum(rate, 1e-12) - steps * t)
     memory_wait = np.where(n_clients > admitted, (n_clients - admitted) / np.maximum(rate, 1e-12), 0.0)
     return LoopResult(
         ttft_s=ttft + memory_wait,
@@ -1703,17 +1722,24 @@ def closed_loop(
     )
 
 
-def open_loop_step_s(step: StepModel, decoding: np.ndarray, budget: np.ndarray, lengths: RowLengths) -> np.ndarray:
+def open_loop_step_s(step: StepModel, decoding: np.ndarray, budget: np.ndarray, lengths: RowLengths, decode_tokens: np.ndarray | float = 0.0) -> np.ndarray:
     """The step time (TPOT) of the open loop's steady state with `decoding` sequences in decode
     and a prompt prefilled for each one that finishes: what open_loop predicts at that population,
     without solving for the population a rate implies (evidence: an MLPerf Server row's step
     error at the running batch it measured)."""
-    t, _, _, _ = _steady(step, np.asarray(decoding, dtype=float), lengths, budget, with_ttft=False)
+    t, _, _, _ = _steady(step, np.asarray(decoding, dtype=float), lengths, budget, with_ttft=False, decode_tokens=decode_tokens)
     return t
 
 
 def open_loop(
-    step: StepModel, rate_rps: np.ndarray, isl: np.ndarray, osl: np.ndarray, budget: np.ndarray, iterations: int = 60, lengths: RowLengths | None = None
+    step: StepModel,
+    rate_rps: np.ndarray,
+    isl: np.ndarray,
+    osl: np.ndarray,
+    budget: np.ndarray,
+    iterations: int = 60,
+    lengths: RowLengths | None = None,
+    decode_tokens: np.ndarray | float = 0.0,
 ) -> LoopResult:
     """Means under Poisson arrivals at `rate_rps` (MLPerf Server), fixed isl/osl or `lengths`: the
     decode population D solves D = rate x (E[O]-1) x t(D) (bisection); TTFT as in the closed
@@ -1724,12 +1750,12 @@ def open_loop(
     hi = np.full_like(lam, 1e6)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        t, rate, _, _ = _steady(step, mid, L, budget, with_ttft=False)
+        t, rate, _, _ = _steady(step, mid, L, budget, with_ttft=False, decode_tokens=decode_tokens)
         over = rate > lam  # D large enough to complete faster than arrivals
         hi = np.where(over, mid, hi)
         lo = np.where(over, lo, mid)
     decoding = 0.5 * (lo + hi)
-    t, rate, pf, ttft = _steady(step, decoding, L, budget)
+    t, rate, pf, ttft = _steady(step, decoding, L, budget, decode_tokens=decode_tokens)
     ok = (rate >= lam * 0.999) & (lam * pf < 1)
     ttft = np.where(ok, ttft + step.request_overhead_s, np.inf)
     return LoopResult(
@@ -1744,11 +1770,17 @@ def open_loop(
 
 
 def offline(
-    step: StepModel, isl: np.ndarray, osl: np.ndarray, capacity: np.ndarray, budget: np.ndarray, lengths: RowLengths | None = None
+    step: StepModel,
+    isl: np.ndarray,
+    osl: np.ndarray,
+    capacity: np.ndarray,
+    budget: np.ndarray,
+    lengths: RowLengths | None = None,
+    decode_tokens: np.ndarray | float = 0.0,
 ) -> LoopResult:
     """Throughput with every request queued at once (MLPerf Offline, trtllm-bench): a closed loop
     of as many clients as the replica admits, with no first-wave burst."""
-    return closed_loop(step, np.floor(np.maximum(capacity, 1.0)), isl, osl, capacity, budget, burst=False, lengths=lengths)
+    return closed_loop(step, np.floor(np.maximum(capacity, 1.0)), isl, osl, capacity, budget, burst=False, lengths=lengths, decode_tokens=decode_tokens)
 
 
 def batch_wave(

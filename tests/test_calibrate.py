@@ -3,6 +3,7 @@ table the loader reads back with each figure's provenance."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -287,3 +288,31 @@ def test_a_measured_device_takes_the_architectures_offset_where_it_has_no_rows_o
     assert logit(moe) - logit(fallback) == pytest.approx(-1.0, abs=2e-3)
     # an engine that never ran an MoE gets no MoE entry: its lookup keeps the fallback
     assert not any(dict(e.match).get("engine") == "trtllm" and dict(e.match).get("architecture") == "moe" for e in table.entries)
+
+
+def test_a_rate_rows_tpot_is_fitted_by_its_step_at_the_batch_it_measured(catalog):
+    """The fit compares a rate row's (MLPerf Server, Interactive) TPOT with the step at the
+    running batch the row itself implies, D = rate x (E[O] - 1) x TPOT, the same figure its error
+    band takes (validate.rate_row_steps_s), not with the TPOT at the rate, whose solved population
+    turns a step a few per cent slow into a saturated replica and a residual with no gradient.
+    Its TTFT and throughput stay the predictions at the rate."""
+    from sizer.calibrate import _Problem
+    from sizer.validate import rate_row_steps_s
+
+    rows = [r for r in shipped_rows(catalog.root / "measurements") if r.row_id.startswith("mlperf-v6.0-hpe-hpe_proliant_dl385_rtx_pro_6000")]
+    resolved = [x for x in (resolve(r, catalog) for r in rows) if isinstance(x, Resolved)]
+    rate = [x.row for x in resolved if x.row.kind == "rate" and x.row.tpot_ms]
+    assert len(rate) >= 3 and len(resolved) > len(rate)
+    prior = efficiency_table(catalog.root).default()
+    prob = _Problem(resolved, prior)
+    r = prob.residuals(prob.theta0) / np.sqrt(prob.res_weight)  # at the prior: every row's factors are the default entry's
+    arrays = prob.factor_arrays(prob.theta0)
+    pred = predict(prob.setup, prob.setup.step.with_factors(**arrays), prob.setup.prefill_step.with_factors(**arrays))
+    steps = rate_row_steps_s(rate, catalog, table_from_factors(prior))
+    for i, res in enumerate(resolved):
+        at = {m: k for k, (row, m) in enumerate(zip(prob.res_row, prob.res_metric)) if row == i}
+        if res.row.kind == "rate" and res.row.tpot_ms:
+            assert r[at["tpot"]] == pytest.approx(math.log(steps[res.row.row_id] * 1000.0 / res.row.tpot_ms), abs=1e-6), res.row.row_id
+            assert r[at["throughput"]] == pytest.approx(math.log(pred.output_tokens_per_s[i] / res.row.throughput_tokens_per_s), abs=1e-6)
+        elif "throughput" in at:
+            assert r[at["throughput"]] == pytest.approx(math.log(pred.output_tokens_per_s[i] / res.row.throughput_tokens_per_s), abs=1e-6)

@@ -529,3 +529,47 @@ def test_closed_loop_adds_the_hold_to_steady_state_prompts(chat_step):
     held = closed_loop(chat_step, *args, hold=_hold(recv_interval=[21]))
     share = float(chat_step.burst_fraction[0])
     assert held.ttft_s[0] - base.ttft_s[0] == pytest.approx((1 - share) * 10 * held.tpot_s[0], rel=0.03)
+
+
+def test_offline_stops_where_the_step_budget_is_full_of_prompts(catalog):
+    """When the engine counts a decode's token in the step budget (TRT-LLM max_num_tokens, vLLM
+    max_num_batched_tokens), D decoding sequences leave b - D prompt tokens a step, and completing
+    D / (E[O] - 1) prompts a step needs D E[I] / (E[O] - 1) of them: D stops at
+    b / (1 + E[I] / (E[O] - 1)), worked by hand for MLPerf llama3.1-8b Offline on an H200 NVL
+    (gbeezybez/inference_results_v6.0@232fbf90: closed/Dell/configs/XE7740_H200_NVL_141GBx8/Offline/
+    llama3_1-8b.py, max_num_tokens 1536, gpu_batch_size 2048; E[I] 872, E[O] 128):
+    1536 / (1 + 872 / 127) = 195.3 sequences, where the KV pool alone would hold 2,048.
+    Throughput is then the prompt server's: (b - D) / (E[I] t) requests/s."""
+    step = build_step_model([(catalog.model("llama-3.1-8b"), catalog.gpu("H200-NVL"), 1, 1, "fp8", "fp8")], engine="trtllm")
+    isl, osl, cap, b = np.array([872.0]), np.array([128.0]), np.array([2048.0]), np.array([1536.0])
+    counted = offline(step, isl, osl, cap, b, decode_tokens=1.0)
+    free = offline(step, isl, osl, cap, b, decode_tokens=0.0)
+    d_star = 1536.0 / (1.0 + 872.0 / 127.0)
+    assert d_star == pytest.approx(195.3, abs=0.1)
+    assert counted.decoding[0] == pytest.approx(d_star, rel=0.01)
+    prompts_per_s = (1536.0 - counted.decoding[0]) / (872.0 * counted.tpot_s[0])
+    assert counted.rate_rps[0] == pytest.approx(prompts_per_s, rel=0.01)
+    # counting prompt tokens only (SGLang's chunked_prefill_size), the budget still caps them:
+    # D stops at b (E[O] - 1) / E[I] = 1536 x 127 / 872 = 223.7, not at the 2,048 the pool holds
+    assert free.decoding[0] == pytest.approx(1536.0 * 127.0 / 872.0, rel=0.01)
+    # the clients the budget keeps out of decode wait for their prompt's turn (Little's law)
+    assert counted.rate_rps[0] * (counted.ttft_s[0] + 127 * counted.tpot_s[0]) == pytest.approx(2048, rel=1e-3)
+
+
+def test_open_loop_beyond_the_budgets_prompt_rate_is_saturated(catalog):
+    """Poisson arrivals faster than the budget can prefill (rate E[I] > (b - D) / t at every D)
+    have no steady state: inf, where counting no decode tokens in the budget serves them."""
+    from sizer.queueing import open_loop
+
+    step = build_step_model([(catalog.model("llama-3.1-8b"), catalog.gpu("H200-NVL"), 1, 1, "fp8", "fp8")], engine="trtllm")
+    isl, osl, cap, b = np.array([872.0]), np.array([128.0]), np.array([2048.0]), np.array([1536.0])
+    limit = offline(step, isl, osl, cap, b, decode_tokens=1.0).rate_rps[0]
+    over = open_loop(step, np.array([1.05 * limit]), isl, osl, b, decode_tokens=1.0)
+    under = open_loop(step, np.array([0.95 * limit]), isl, osl, b, decode_tokens=1.0)
+    assert math.isinf(over.tpot_s[0]) and math.isinf(over.ttft_s[0])
+    assert math.isfinite(under.tpot_s[0]) and math.isfinite(under.ttft_s[0])
+    # near its limit the prompts queue: TTFT above the same replica's at half the load
+    half = open_loop(step, np.array([0.5 * limit]), isl, osl, b, decode_tokens=1.0)
+    assert under.ttft_s[0] > 1.2 * half.ttft_s[0]
+    # the prompt-only budget (1,536 prompt tokens a step, not 1,536 - D) still serves 1.05 x
+    assert math.isfinite(open_loop(step, np.array([1.05 * limit]), isl, osl, b, decode_tokens=0.0).tpot_s[0])
