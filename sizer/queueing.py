@@ -1037,10 +1037,12 @@ points either side of it (qwen3-8b on 4 x H200, 4-8 output tokens: a shoulder 3.
 p90 bound at 0.891 of the rate, a tooth 2.3 % over it at 0.842-0.861)."""
 
 LADDER_PASSES = 3
-"""Ladder checks of one candidate's rate at most: the first finds a failing point and the search
-closes again below it, on a rate whose own ladder may reach a tooth the first did not (qwen3-8b on
-4 x H200, 4-8 output tokens: laddered at 57.3 req/s, closed again on 48.5, whose TPOT p90 broke its
-bound at 0.846-0.868 of it)."""
+"""Ladder checks of one candidate's rate at most, where outputs are short (FINE_LADDER): the first
+finds a failing point and the search closes again below it, on a rate whose own ladder may reach a
+tooth the first did not (qwen3-8b on 4 x H200, 4-8 output tokens: laddered at 57.3 req/s, closed
+again on 48.5, whose TPOT p90 broke its bound at 0.846-0.868 of it). Elsewhere one pass: on the
+shipped workloads three made a solve of moe-qwen3-235b 0.8 s slower (1.5 -> 2.3 s in a slow spell)
+and changed no plan."""
 
 REFINE_SCAN = 7
 """Evenly spaced points (in log rate) a bump's bracket is scanned at before its golden-section
@@ -1097,8 +1099,8 @@ def max_rate(
     few tokens they are a saw (FINE_LADDER). So once a candidate's search has closed, its rate is
     checked at LADDER fractions of itself (FINE_LADDER's where outputs are short); where one
     fails, the search starts again between the highest passing point below the lowest failing
-    one and that point, and the rate it then finds is checked the same way, up to LADDER_PASSES
-    times (downward-closed to the ladder's resolution). Candidates `keep` stopped
+    one and that point, and where outputs are short the rate it then finds is checked the same
+    way, up to LADDER_PASSES times (downward-closed to the ladder's resolution). Candidates `keep` stopped
     early are not checked; where any check fails, they are searched on (their brackets, priced
     against a rate that did not hold, no longer prove them beaten).
 
@@ -1287,9 +1289,11 @@ def max_rate(
         return reset
 
     frozen = np.zeros(n, dtype=bool)
-    # ladder passes so far: candidates that serve nothing need none; a candidate whose ladder
-    # found a failing point is searched again below it, and its new top laddered again
-    ladders = np.where(ok0, 0, LADDER_PASSES)
+    # ladder passes so far: candidates that serve nothing need none; where outputs are short (a
+    # saw), a candidate whose ladder found a failing point is searched again below it and its new
+    # top laddered again; elsewhere one pass (a bump is one peak, which the first pass brackets)
+    passes = LADDER_PASSES if demand.output.quantile(50) <= FEW_STEPS_TOKENS else 1
+    ladders = np.where(ok0, 0, passes)
     keep_rounds = 2 if keep is not None else -1
     for round_ in range(300):
         if deadline is not None:
@@ -1307,7 +1311,7 @@ def max_rate(
         c, fc = np.where(swap, a, c), np.where(swap, fa, fc)
         idx = np.flatnonzero(open_)
         if not idx.size:
-            todo = np.flatnonzero(ok0 & ~frozen & (ladders < LADDER_PASSES))
+            todo = np.flatnonzero(ok0 & ~frozen & (ladders < passes))
             if not todo.size or not (demand.ttft_s or demand.tpot_s):
                 break
             ladders[todo] += 1
