@@ -182,3 +182,28 @@ def test_layout_label_and_gpu_count():
     assert lay.gpus == 8 and lay.moe_group == 8
     assert lay.label() == "tp=1 dp=8 ep=8"
     assert math.isclose(Layout(tp=4, pp=2).gpus, 8)
+
+
+def test_mlperf_tensorrt_builds_pay_no_eager_prefill_overhead(catalog):
+    """A step carrying prompt tokens pays prefill_layer_overhead_s per layer where the engine runs
+    its layers eagerly; TensorRT-LLM under an MLPerf harness (release `mlperf`) runs compiled
+    (TensorRT engines; torch.compile with piecewise CUDA graphs: perf.eager_prefill), so a prompt
+    alone there is exactly num_hidden_layers x that overhead faster than the same factors eager."""
+    from sizer.perf import eager_prefill
+
+    assert eager_prefill("trtllm", "mlperf-v4.1") == 0.0 and eager_prefill("trtllm", "mlperf") == 0.0
+    assert eager_prefill("trtllm", "1.2.0rc6") == 1.0 and eager_prefill("vllm", "mlperf") == 1.0 and eager_prefill("sglang", "") == 1.0
+    base = table_from_factors(Factors(
+        hbm_bandwidth_fraction=0.8, expert_bandwidth_fraction=0.8, kv_bandwidth_fraction=0.9, compute_fraction=0.5,
+        attention_compute_fraction=0.4, link_bandwidth_fraction=0.8, burst_fraction=0.1, link_latency_s=1e-5, step_overhead_s=2e-3,
+        sequence_overhead_s=5e-6, request_overhead_s=0.05, prefill_layer_overhead_s=4e-4, admission_steps=1.0,
+    ))
+    row = [(catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), 1, 1, "fp8", "fp8")]
+    eager = build_step_model(row, engine="trtllm", efficiency=base, engine_version="1.2.0")
+    compiled = build_step_model(row, engine="trtllm", efficiency=base, engine_version="mlperf-v5.0")
+    p = np.array([1000.0])
+    assert eager.prefill_s(p)[0] - compiled.prefill_s(p)[0] == pytest.approx(32 * 4e-4, rel=1e-9)
+    one, ctx = np.array([8.0]), np.array([1500.0])
+    assert eager.mixed_parts(one, ctx, p, p)[0] - compiled.mixed_parts(one, ctx, p, p)[0] == pytest.approx(32 * 4e-4, rel=1e-9)
+    # decode steps replay CUDA graphs under either: no difference
+    assert eager.decode_step_s(one, ctx)[0] == compiled.decode_step_s(one, ctx)[0]
