@@ -940,11 +940,13 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     # since MI300X's MoE entries took the architecture's offset, 2026-12-02: Mixtral's plan no longer
     # keeps an idle MI300X pool. At 4.458 req/s the refit of 2026-12-03 made one MI300X pool serve
     # every size; at 9 req/s a B200 pool takes the load and min_replicas keeps the MI300X one idle.
-    # Which plan keeps an idle pool moves with the fitted factors: evaluate_load itself is checked
-    # at no load below.)
+    # Under the refits of 2026-12-03 that count decode tokens in the step budget and run MLPerf's
+    # TensorRT steps compiled, MI300X serves Qwen3-30B-A3B alone at every rate tried; Mixtral at 14
+    # req/s on one B200 keeps an MI300X pool idle. Which plan keeps an idle pool moves with the
+    # fitted factors: evaluate_load itself is checked at no load below.)
     w = write(
         tmp_path / "w.yaml",
-        "model: qwen3-30b-a3b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 9.0}\n"
+        "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 14.0}\n"
         "slo: {ttft_s: {p99: 0.7734}, tpot_s: 0.07871}\n"
         "search: {devices: [MI300X, B200], tp: [1, 8], pp: [1], kv_dtypes: [bf16], max_configurations: 2, size_buckets: [50]}\n"
         "constraints: {budget_usd_per_hour: 23.26, min_replicas: 2}\n",
