@@ -20,7 +20,9 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 scheduling pass), added to TTFT
     prefill_layer_overhead_s    time per model layer of a step that carries prompt tokens: prefill
                                 runs eagerly (decode steps replay CUDA graphs), so each layer's
-                                kernel launches and MoE routing bookkeeping cost host time
+                                kernel launches and MoE routing bookkeeping cost host time; not
+                                paid where the network runs compiled (perf.eager_prefill:
+                                TensorRT-LLM under MLPerf harnesses)
     admission_steps             engine steps a new request waits before its prompt joins a step
                                 (the scheduler decides the next step while the current one runs,
                                 and outputs are processed a step behind: about 1-3 steps)
