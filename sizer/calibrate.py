@@ -39,8 +39,7 @@ import yaml
 
 from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
 from .measurements import Resolved
-from .queueing import RowLengths, open_loop_step_s
-from .validate import Setup, build_setup, predict
+from .validate import Setup, build_setup, measured_batch_step_s, predict
 
 # Which groupings may move each factor (beyond its global value).
 D, E, W, A, V, X = "device", "engine", "weight_dtype", "architecture", "engine_version", "vendor"
@@ -246,12 +245,7 @@ class _Problem:
         # their error bands are built (validate.rate_row_steps_s): near a replica's capacity,
         # where submitters run, the TPOT at the rate carries the population the model solves
         # for, which turns a step a few per cent slow into a saturated replica and no gradient.
-        L = self.setup.lengths if self.setup.lengths is not None else RowLengths.fixed(self.setup.isl, self.setup.osl)
-        rate_rows = [i for i, res in enumerate(fit) if self.setup.kind[i] == 1 and res.row.tpot_ms]
-        self.rate_idx = np.array(rate_rows, dtype=int)
-        tpot_s = np.array([fit[i].row.tpot_ms / 1000.0 for i in rate_rows])
-        self.rate_decoding = self.setup.rate_rps[self.rate_idx] * np.maximum(L.osl[self.rate_idx] - 1, 1.0) * tpot_s
-        self.rate_lengths = L.take(self.rate_idx)
+        self.rate_idx = np.array([i for i, res in enumerate(fit) if self.setup.kind[i] == 1 and res.row.tpot_ms], dtype=int)
 
     def factor_arrays(self, p: np.ndarray) -> dict[str, np.ndarray]:
         n_rows = len(self.fit)
@@ -276,7 +270,7 @@ class _Problem:
         if self.rate_idx.size:
             k = self.rate_idx
             tpot = tpot.copy()
-            tpot[k] = open_loop_step_s(step.take(k), self.rate_decoding, self.setup.budget[k], self.rate_lengths, decode_tokens=self.setup.decode_tokens[k])
+            tpot[k] = measured_batch_step_s(self.setup, k, step)
         values = {"tpot": tpot, "ttft": pred.ttft_s, "throughput": pred.output_tokens_per_s}
         out = np.empty(self.res_row.shape[0])
         for m, arr in values.items():

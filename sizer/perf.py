@@ -345,6 +345,12 @@ class StepModel:
         return self.link_peak_bytes_per_s * self.link_bandwidth_fraction
 
     @property
+    def _eager_layers_s(self) -> np.ndarray:
+        """Host time of a step carrying prompt tokens, every layer run eagerly (0 where compiled:
+        eager_prefill)."""
+        return self.total_layers * self.prefill_layer_overhead_s * self.eager_prefill
+
+    @property
     def _tp_bw(self) -> np.ndarray:
         """The TP ring's bandwidth: the intra-node link, or the inter-node link where the TP group
         spans machines (the ring runs at its slowest hop)."""
@@ -461,7 +467,7 @@ class StepModel:
         )
         t = np.maximum(gemm, weights) + 0.5 * self.total_prefill_attn_flops_per_ctx * p * p / self._attn_flops
         comm = self._tp_allreduce_s(p, self.total_layers, self.total_moe_layers) + self._alltoall_s(p / (self.tp * self.dp), self.total_moe_layers)
-        return t + comm + self._p2p_s(p) + self.step_overhead_s + self.total_layers * self.prefill_layer_overhead_s * self.eager_prefill
+        return t + comm + self._p2p_s(p) + self.step_overhead_s + self._eager_layers_s
 
     def prefill_token_parts(self, mean_prompt_tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Replica seconds per prompt token when prefill shares steps with decode, split into
@@ -494,7 +500,7 @@ class StepModel:
         c_g, c_o = self.prefill_token_parts(mean_prompt_tokens)
         x = np.asarray(prompt_tokens, dtype=float)
         prompts = np.minimum(x / np.maximum(np.asarray(mean_prompt_tokens, dtype=float), 1.0), 1.0)
-        eager = prompts * self.total_layers / self.pp * self.prefill_layer_overhead_s * self.eager_prefill
+        eager = prompts * self._eager_layers_s / self.pp
         return np.maximum(t_w, t_g + x * c_g) + rest + x * c_o + eager
 
     def mixed_step_s(self, batch: np.ndarray, context: np.ndarray, prompt_rate_tokens_per_s: np.ndarray, mean_prompt_tokens: np.ndarray) -> np.ndarray:
@@ -540,7 +546,7 @@ class StepModel:
         budget = np.maximum(np.asarray(budget_tokens, dtype=float), 1.0)
         t_w, t_g, rest = self.step_parts(batch, context)
         c_g, c_o = prompt_parts if prompt_parts is not None else self.prefill_token_parts(mp)
-        per_layer = self.total_layers / self.pp * self.prefill_layer_overhead_s * self.eager_prefill
+        per_layer = self._eager_layers_s / self.pp
 
         def f(x: np.ndarray) -> np.ndarray:
             prompts = np.minimum(x / np.maximum(mp, 1.0), 1.0)

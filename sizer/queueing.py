@@ -1175,6 +1175,8 @@ def max_rate(
     d = b - a
     e = d.copy()
 
+    few = demand.output.quantile(50) <= FEW_STEPS_TOKENS  # a saw in the TPOT percentiles: finer steps, more passes
+
     def ladder(idx: np.ndarray) -> np.ndarray:
         """Check the candidates `idx` at LADDER fractions of their highest served rate; where a
         point fails, bracket again between the highest passing point below the lowest failing one
@@ -1183,7 +1185,6 @@ def max_rate(
         there), the bump's peak is looked for between that point's neighbours by golden-section
         search (REFINE_ROUNDS evaluations), and a failing point found there brackets again the
         same way. Returns the candidates whose bracket was reset."""
-        few = demand.output.quantile(50) <= FEW_STEPS_TOKENS  # a saw in the TPOT percentiles: finer steps
         grid = np.concatenate(([1.0], FINE_LADDER if few else LADDER))  # descending; the top itself (served) at 0
         k = grid.size
         rows = np.repeat(idx, k)
@@ -1224,7 +1225,6 @@ def max_rate(
             # golden-section search for the maximum of the excess on log(rate) in [lo_x, hi_x]
             u, w_ = np.log(lo_x), np.log(hi_x)
             g = (np.sqrt(5.0) - 1.0) / 2.0
-            p1, p2 = w_ - g * (w_ - u), u + g * (w_ - u)
 
             def probe_bump(points: np.ndarray) -> np.ndarray:
                 rr = idx[r]
@@ -1292,7 +1292,7 @@ def max_rate(
     # ladder passes so far: candidates that serve nothing need none; where outputs are short (a
     # saw), a candidate whose ladder found a failing point is searched again below it and its new
     # top laddered again; elsewhere one pass (a bump is one peak, which the first pass brackets)
-    passes = LADDER_PASSES if demand.output.quantile(50) <= FEW_STEPS_TOKENS else 1
+    passes = LADDER_PASSES if few else 1
     ladders = np.where(ok0, 0, passes)
     keep_rounds = 2 if keep is not None else -1
     for round_ in range(300):

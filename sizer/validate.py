@@ -270,11 +270,20 @@ def rate_row_steps_s(rows: list[MeasuredRow], catalog: Catalog, efficiency: Effi
     if not resolved:
         return {}
     setup = build_setup(resolved, efficiency)
-    lengths = setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)
-    tpot_s = np.array([res.row.tpot_ms / 1000.0 for res in resolved])
-    decoding = setup.rate_rps * np.maximum(lengths.osl - 1, 1.0) * tpot_s
-    t = open_loop_step_s(setup.step, decoding, setup.budget, lengths, decode_tokens=setup.decode_tokens)
+    t = measured_batch_step_s(setup, np.arange(setup.size))
     return {res.row.row_id: float(t[i]) for i, res in enumerate(resolved) if math.isfinite(t[i]) and t[i] > 0}
+
+
+def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None = None) -> np.ndarray:
+    """The step time of rows `idx` of `setup` (rate rows that measured TPOT) at the running batch
+    each row implies, D = rate x (E[O] - 1) x TPOT, under `step` (default the setup's; the
+    calibration passes the factors it is trying): what rate_row_steps_s reports and what the fit
+    compares a rate row's TPOT with."""
+    idx = np.asarray(idx, dtype=int)
+    lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
+    tpot_s = np.array([setup.resolved[i].row.tpot_ms / 1000.0 for i in idx])
+    decoding = setup.rate_rps[idx] * np.maximum(lengths.osl - 1, 1.0) * tpot_s
+    return open_loop_step_s((step if step is not None else setup.step).take(idx), decoding, setup.budget[idx], lengths, decode_tokens=setup.decode_tokens[idx])
 
 
 def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
