@@ -16,7 +16,8 @@ rows stays near its parents: a hierarchical (partial-pooling) estimate. The glob
 pulled towards the prior with weight `PRIOR`.
 
 Objective: robust least squares on log(predicted / measured) of mean TPOT, mean TTFT and
-output-token throughput over the fit rows (weights `METRIC_WEIGHTS`; Huber loss with knee
+output-token throughput over the fit rows, and on TTFT's no-queue floor where it lies above the
+measured mean (`FLOOR_WEIGHT`) (weights `METRIC_WEIGHTS`; Huber loss with knee
 `HUBER` in log units, no weight beyond `REJECT`, by iteratively reweighting), plus the ridge. Minimised by
 Levenberg-Marquardt with a finite-difference Jacobian. Every row depends on exactly one
 delta of each (factor, level) group, so one perturbed prediction per group fills that group's
@@ -39,7 +40,7 @@ import yaml
 
 from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
 from .measurements import Resolved
-from .validate import Setup, build_setup, measured_batch_step_s, predict
+from .validate import Setup, build_setup, measured_batch_step_s, predict, ttft_floor_s
 
 # Which groupings may move each factor (beyond its global value).
 D, E, W, A, V, X = "device", "engine", "weight_dtype", "architecture", "engine_version", "vendor"
@@ -91,6 +92,16 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
 #   rate with protocol overhead, 0.82 (NVIDIA/nccl-tests#212, comment by NCCL maintainer sjeaugey).
 FIXED = ("link_bandwidth_fraction",)
 METRIC_WEIGHTS = {"tpot": 1.0, "ttft": 1.0, "throughput": 0.5}
+# The floor of a row's TTFT: what its request would take with nothing ahead of it (the request
+# overhead, the prompt prefilled alone, the KV transfer: validate.ttft_floor_s). A mean TTFT
+# measured below it says the floor is too high, whatever the queueing on top; one measured above
+# it says nothing (queues, waves, one-time costs in the window). So each fit row that measured
+# TTFT adds a one-sided residual, log(floor / measured) where positive, never rejected: without
+# it the fit set GB300's disaggregated TRT-LLM request overhead at 0.92 s, pulled up by rows of
+# 4-10 s at 4-36 clients beside a row of 0.55 s at 4 clients (the fit's own), and scoring rows of
+# the same layouts measured 0.24-0.55 s against a floor of 1.03-1.29 s; of the scoring runs whose
+# TTFT the model over-predicted by more than 50 %, 41 of 90 measured under the floor.
+FLOOR_WEIGHT = 1.0
 HUBER = 0.25  # log units (about 28 %): larger residuals count linearly, not quadratically
 # log units (a factor 3.3): larger residuals get no weight at all (a redescending M-estimate). The fit
 # rows hold means no mechanism of the model produces: InferenceX's DeepSeek-R1 FP4 SGLang sweep of
@@ -122,14 +133,15 @@ class Loss:
     tpot: float = METRIC_WEIGHTS["tpot"]
     ttft: float = METRIC_WEIGHTS["ttft"]
     throughput: float = METRIC_WEIGHTS["throughput"]
+    floor: float = FLOOR_WEIGHT
 
     def weight(self, metric: str) -> float:
-        return {"tpot": self.tpot, "ttft": self.ttft, "throughput": self.throughput}[metric]
+        return {"tpot": self.tpot, "ttft": self.ttft, "throughput": self.throughput, "floor": self.floor}[metric]
 
     def describe(self) -> str:
         return (
             f"robust (Huber, knee {self.huber:g} log units, no weight beyond {self.reject:g}) Levenberg-Marquardt on log(predicted/measured) of mean TPOT "
-            f"(weight {self.tpot:g}), mean TTFT ({self.ttft:g}) and output throughput ({self.throughput:g})"
+            f"(weight {self.tpot:g}), mean TTFT ({self.ttft:g}) and output throughput ({self.throughput:g}), and TTFT's no-queue floor where above the measurement ({self.floor:g}, never rejected)"
         )
 
 
@@ -236,6 +248,13 @@ class _Problem:
                     metric.append(m)
                     target.append(math.log(measured / (1000.0 if m != "throughput" else 1.0)))
                     weight.append(loss.weight(m))
+        # The no-queue floor of each row that measured TTFT (FLOOR_WEIGHT): one residual more.
+        for i, res in enumerate(fit):
+            if res.row.ttft_ms and res.row.ttft_ms > 0 and self.setup.kind[i] in (0, 1, 3):
+                rows.append(i)
+                metric.append("floor")
+                target.append(math.log(res.row.ttft_ms / 1000.0))
+                weight.append(loss.floor)
         self.res_row = np.array(rows, dtype=int)
         self.res_metric = np.array(metric)
         self.res_target = np.array(target)
@@ -271,14 +290,15 @@ class _Problem:
             k = self.rate_idx
             tpot = tpot.copy()
             tpot[k] = measured_batch_step_s(self.setup, k, step)
-        values = {"tpot": tpot, "ttft": pred.ttft_s, "throughput": pred.output_tokens_per_s}
+        values = {"tpot": tpot, "ttft": pred.ttft_s, "throughput": pred.output_tokens_per_s, "floor": ttft_floor_s(self.setup, step, pstep)}
         out = np.empty(self.res_row.shape[0])
         for m, arr in values.items():
             sel = self.res_metric == m
             v = arr[self.res_row[sel]]
             with np.errstate(divide="ignore", invalid="ignore"):
                 lr = np.log(np.where(np.isfinite(v) & (v > 0), v, np.nan)) - self.res_target[sel]
-            out[sel] = np.where(np.isfinite(lr), np.clip(lr, -4.0, 4.0), 4.0)
+            lr = np.where(np.isfinite(lr), np.clip(lr, -4.0, 4.0), 4.0)
+            out[sel] = np.maximum(lr, 0.0) if m == "floor" else lr  # a floor under the measurement costs nothing
         return out * np.sqrt(self.res_weight)
 
     def penalty_weights(self) -> np.ndarray:
@@ -306,12 +326,15 @@ class _Problem:
         return J
 
 
-def _huber_weights(r: np.ndarray, huber: float = HUBER, reject: float = REJECT) -> np.ndarray:
+def _huber_weights(r: np.ndarray, huber: float = HUBER, reject: float = REJECT, keep: np.ndarray | None = None) -> np.ndarray:
     """IRLS weights of the robust loss: Huber (1 within HUBER, HUBER / |r| beyond), and 0 beyond
     REJECT: a residual of more than a factor e^REJECT is a measurement the model's mechanisms cannot
-    produce for the stated configuration, and it pulls no factor."""
+    produce for the stated configuration, and it pulls no factor. Residuals marked in `keep` (the
+    floors: a measured mean TTFT is never above its one-time costs, only below the floor when the
+    floor is wrong) are never rejected."""
     a = np.abs(r)
-    return np.where(a > reject, 0.0, np.where(a <= huber, 1.0, huber / np.maximum(a, 1e-12)))
+    w = np.where(a <= huber, 1.0, huber / np.maximum(a, 1e-12))
+    return np.where((a > reject) & ~(keep if keep is not None else np.zeros(a.shape, dtype=bool)), 0.0, w)
 
 
 def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, tolerance: float = 1e-5, progress=None, loss: Loss = Loss()) -> FitResult:
@@ -326,7 +349,7 @@ def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, t
 
     mu = 1e-2
     r = prob.residuals(p)
-    w = _huber_weights(r, loss.huber, loss.reject)
+    w = _huber_weights(r, loss.huber, loss.reject, prob.res_metric == "floor")
     c = cost(p, w)
     it = 0
     for it in range(1, max_iterations + 1):
@@ -348,7 +371,7 @@ def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, t
         rel = (c - c_new) / max(c, 1e-12)
         p = q
         r = prob.residuals(p)
-        w = _huber_weights(r, loss.huber, loss.reject)  # reweight (IRLS), then re-measure the cost under the new weights
+        w = _huber_weights(r, loss.huber, loss.reject, prob.res_metric == "floor")  # reweight (IRLS), then re-measure the cost under the new weights
         c = cost(p, w)
         mu = max(mu / 3.0, 1e-6)
         if progress:
@@ -368,11 +391,11 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
     # per-entry provenance: fit rows matching an entry, RMS of their TPOT/TTFT log errors
     per_row_sq = np.zeros(len(prob.fit))
     per_row_n = np.zeros(len(prob.fit))
-    sel = prob.res_metric != "throughput"
+    sel = np.isin(prob.res_metric, ("tpot", "ttft"))
     np.add.at(per_row_sq, prob.res_row[sel], r[sel] ** 2)
     np.add.at(per_row_n, prob.res_row[sel], 1)
     # rows that measured throughput only (MLPerf Offline, vLLM's benchmark_throughput): their throughput residual
-    thr_only = (~sel) & (per_row_n[prob.res_row] == 0)
+    thr_only = (prob.res_metric == "throughput") & (per_row_n[prob.res_row] == 0)
     np.add.at(per_row_sq, prob.res_row[thr_only], r[thr_only] ** 2)
     np.add.at(per_row_n, prob.res_row[thr_only], 1)
     entry_rows: dict[tuple, int] = {}

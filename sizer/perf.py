@@ -447,6 +447,17 @@ class StepModel:
         rest = self.pp * (t_a + t_comm) + self._p2p_s(micro) + self.step_overhead_s + self.sequence_overhead_s * batch / self.dp
         return self.pp * t_w, self.pp * t_g, rest
 
+    def weights_with_prompt_s(self, batch: np.ndarray, prompt_tokens: np.ndarray) -> np.ndarray:
+        """Weight-read time of a step of `batch` decoding sequences that also carries
+        `prompt_tokens` prompt tokens: the routed experts read are those any of the step's tokens
+        picks (_expert_fraction of the decoding tokens and the prompt's together, per pipeline
+        microbatch), so a step carrying a prompt reads the experts the prompt alone would
+        (prefill_s), where the decoding batch alone may touch a few. Dense models: the decode
+        step's."""
+        batch = np.maximum(np.asarray(batch, dtype=float), 1.0)
+        micro = np.maximum(batch / self.pp, 1.0) + np.asarray(prompt_tokens, dtype=float) / self.pp
+        return self.pp * (self.dense_weight_bytes / self._dense_bw + self.expert_weight_bytes * self._expert_fraction(micro) / self._expert_bw)
+
     def decode_parts(self, batch: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Alias of step_parts (weights, GEMMs, rest)."""
         return self.step_parts(batch, context)
@@ -496,9 +507,10 @@ class StepModel:
         the given mean length): max(weights, decode GEMMs + prompt GEMMs) + rest + prompt attention
         + the eager-prefill layer overhead, in proportion to the prompts the step carries (at most
         one full overhead per step)."""
-        t_w, t_g, rest = self.step_parts(batch, context)
+        _, t_g, rest = self.step_parts(batch, context)
         c_g, c_o = self.prefill_token_parts(mean_prompt_tokens)
         x = np.asarray(prompt_tokens, dtype=float)
+        t_w = self.weights_with_prompt_s(batch, x)
         prompts = np.minimum(x / np.maximum(np.asarray(mean_prompt_tokens, dtype=float), 1.0), 1.0)
         eager = prompts * self._eager_layers_s / self.pp
         return np.maximum(t_w, t_g + x * c_g) + rest + x * c_o + eager
@@ -550,7 +562,7 @@ class StepModel:
 
         def f(x: np.ndarray) -> np.ndarray:
             prompts = np.minimum(x / np.maximum(mp, 1.0), 1.0)
-            return np.maximum(t_w, t_g + x * c_g) + rest + x * c_o + prompts * per_layer
+            return np.maximum(self.weights_with_prompt_s(batch, x), t_g + x * c_g) + rest + x * c_o + prompts * per_layer
 
         r = rate * mp
         with np.errstate(divide="ignore", invalid="ignore"):

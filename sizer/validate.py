@@ -258,6 +258,20 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
     return Predicted(ttft_s=ttft, tpot_s=tpot, output_tokens_per_s=thr)
 
 
+def ttft_floor_s(setup: Setup, step: StepModel | None = None, prefill_step: StepModel | None = None) -> np.ndarray:
+    """The least TTFT each row's requests can have: the request overhead and the mean prompt
+    prefilled alone (perf.StepModel.prefill_s, at the mean length: under a distribution's mean
+    prefill, attention being convex in the length), plus the KV transfer of a disaggregated row.
+    No queue, wave or held step is in it: a measured mean below it says the floor is too high
+    (what the calibration's one-sided residual reads)."""
+    step = step if step is not None else setup.step
+    pstep = prefill_step if prefill_step is not None else setup.prefill_step
+    dis = setup.kind == 3
+    agg = step.prefill_s(setup.isl) + step.request_overhead_s
+    split = pstep.prefill_s(setup.isl) + pstep.request_overhead_s + setup.kv_transfer_s
+    return np.where(dis, split, agg)
+
+
 def rate_row_steps_s(rows: list[MeasuredRow], catalog: Catalog, efficiency: EfficiencyTable) -> dict[str, float]:
     """For each rate row (Poisson arrivals: MLPerf Server and Interactive) that measured TPOT: the
     model's step at the running batch the row itself implies, row id -> seconds. Little's law on

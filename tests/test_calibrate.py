@@ -316,3 +316,38 @@ def test_a_rate_rows_tpot_is_fitted_by_its_step_at_the_batch_it_measured(catalog
             assert r[at["throughput"]] == pytest.approx(math.log(pred.output_tokens_per_s[i] / res.row.throughput_tokens_per_s), abs=1e-6)
         elif "throughput" in at:
             assert r[at["throughput"]] == pytest.approx(math.log(pred.output_tokens_per_s[i] / res.row.throughput_tokens_per_s), abs=1e-6)
+
+
+def test_ttft_floor_residual_is_one_sided_and_never_rejected(catalog):
+    """Each fit row that measured TTFT (closed loop, open loop, disaggregated) adds a residual
+    on its no-queue floor (validate.ttft_floor_s): log(floor / measured) where the floor is above
+    the measured mean, 0 where it is below (queues and one-time costs only add). The IRLS weight
+    of a floor residual is Huber's, never the rejection's 0: at 1.3 log units a TTFT residual
+    weighs 0 and a floor residual 0.25 / 1.3. A row given a TTFT of 20 ms (under its floor by more
+    than the rejection point) gets a positive floor residual of exactly log(floor / 0.020); the
+    next row at 100 s, 0. (Residuals are clipped at 4 log units, a factor 55, like every other.)"""
+    from sizer.calibrate import _Problem, _huber_weights
+    from sizer.validate import ttft_floor_s
+
+    rows = [r for r in shipped_rows(catalog.root / "measurements") if r.kind == "concurrency" and r.ttft_ms][:40]
+    resolved = [x for x in (resolve(r, catalog) for r in rows) if isinstance(x, Resolved)]
+    assert len(resolved) >= 20
+    fast = replace(resolved[0], row=replace(resolved[0].row, ttft_ms=20.0))
+    slow = replace(resolved[1], row=replace(resolved[1].row, ttft_ms=100_000.0))
+    resolved = [fast, slow] + resolved[2:]
+    prior = efficiency_table(catalog.root).default()
+    prob = _Problem(resolved, prior)
+    r = prob.residuals(prob.theta0) / np.sqrt(prob.res_weight)
+    arrays = prob.factor_arrays(prob.theta0)
+    floor = ttft_floor_s(prob.setup, prob.setup.step.with_factors(**arrays), prob.setup.prefill_step.with_factors(**arrays))
+    is_floor = prob.res_metric == "floor"
+    assert is_floor.sum() == len(resolved)
+    for k in np.flatnonzero(is_floor):
+        i = prob.res_row[k]
+        expected = min(max(math.log(floor[i] * 1000.0 / resolved[i].row.ttft_ms), 0.0), 4.0)
+        assert r[k] == pytest.approx(expected, abs=1e-9)
+    at = {prob.res_row[k]: k for k in np.flatnonzero(is_floor)}
+    assert r[at[0]] == pytest.approx(math.log(floor[0] / 0.020)) and r[at[0]] > 1.2
+    assert r[at[1]] == 0.0
+    w = _huber_weights(np.array([1.3, 1.3]), keep=np.array([False, True]))
+    assert w == pytest.approx([0.0, 0.25 / 1.3])

@@ -207,3 +207,24 @@ def test_mlperf_tensorrt_builds_pay_no_eager_prefill_overhead(catalog):
     assert eager.mixed_parts(one, ctx, p, p)[0] - compiled.mixed_parts(one, ctx, p, p)[0] == pytest.approx(32 * 4e-4, rel=1e-9)
     # decode steps replay CUDA graphs under either: no difference
     assert eager.decode_step_s(one, ctx)[0] == compiled.decode_step_s(one, ctx)[0]
+
+
+def test_a_step_carrying_a_prompt_reads_the_experts_the_prompt_picks(catalog):
+    """Mixtral-8x7B (8 experts, top-2) on one H100, fp8: one decoding sequence alone reads 2/8 of
+    each layer's routed experts; a step that also carries a 1,000-token prompt reads the experts
+    any of its 1,001 tokens picks, 1 - (6/8)^1001 (all of them, to 1e-125), as the prompt alone
+    does (prefill_s). The weight reads of the step are then the dense bytes plus every expert's,
+    over the bandwidths: the decode step's expert term x 4. Under the old rule (the decoding
+    batch's experts only) a prompt mixed into one sequence's step was predicted below the same
+    prompt's prefill alone, and 7 of 2,109 shipped rows' TTFT below its own no-queue floor."""
+    step = _step(catalog, "mixtral-8x7b", "H100-SXM", wd="fp8", kv="fp8")
+    one, none, prompt = np.array([1.0]), np.array([0.0]), np.array([1000.0])
+    t_w, _, _ = step.step_parts(one, none)
+    assert step.weights_with_prompt_s(one, none)[0] == pytest.approx(t_w[0], rel=1e-12)
+    dense = float(step.dense_weight_bytes[0] / step._dense_bw[0])
+    expert_all = float(step.expert_weight_bytes[0] / step._expert_bw[0])
+    assert t_w[0] == pytest.approx(dense + expert_all * 2 / 8, rel=1e-9)
+    assert step.weights_with_prompt_s(one, prompt)[0] == pytest.approx(dense + expert_all * (1 - 0.75**1001), rel=1e-9)
+    assert expert_all * 0.75 > 0.1 * dense  # the experts are most of Mixtral's bytes: the difference is not a rounding
+    # the step with the prompt is no faster than the prompt alone
+    assert step.mixed_parts(one, none, prompt, prompt)[0] >= step.prefill_s(prompt)[0]

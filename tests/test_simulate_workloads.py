@@ -18,9 +18,11 @@ README, held to the figure measured when it was stated, so that it cannot grow u
                             reached about 1 % of the time, and the wait for a slot then (Erlang C
                             on the batch's law) is a rare event the p99 rests on: 1.11 s is the
                             seed whose batch's variance came out 15 % above the law's.
-    limited-llama-3.1-70b   H100 tp=2, TTFT p99 +15.2 % (seeds 1-3: +4, +19, +21 %; after issue
-                            13's last refit, at 2.76 req/s: +12.8, +7.4, +14.0 and +9.6 % on seeds
-                            1, 2, 3, 7).
+    limited-llama-3.1-70b   H100-SXM tp=4 at 5.76 req/s (the plan since the refit of 2026-12-03
+                            that fits TTFT's no-queue floor; tp=2 before, +4 to +21 %), TTFT p99
+                            +19.4 % (0.783 s analytic, 0.935 s simulated; seeds 1, 2, 3: +19.2,
+                            +19.5, +14.5 %): one sign on every seed, like chat's tp=4 replica
+                            below, against a 2 s bound that TPOT binds.
     chat-llama-3.1-70b      H100-SXM tp=4 at 6 req/s (the plan after issue 13's last refit), TTFT
                             p99 +17.2 % (0.854 s analytic, 1.001 s simulated; seeds 1, 2, 3: +19.1,
                             +18.0, +15.1 %): one sign on every seed, the analytic side the
@@ -46,7 +48,7 @@ from .conftest import WORKLOADS
 # (workload, device): {metric: bound on |simulated - analytic| / analytic} where 15 % does not hold
 STATED_GAPS = {
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.40},
-    ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.17},
+    ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.21},
     ("chat-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.20},
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
 }
@@ -54,8 +56,8 @@ SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99'
 # (workload, device): a wider allowance where a replica's p99 rests on a rare event and its seeds
 # spread further, stated with the seeds' figures so that it cannot grow unnoticed
 STATED_SLO_NOISE = {
-    # daily's L40S at 5.71 req/s under the refits of 2026-12-03: TTFT p99 0.938, 0.952, 0.803 and
-    # 1.213 s on seeds 1, 2, 3 and 7 against its 1 s bound and the analytic 0.889 s; the wait for a
+    # daily's L40S at 5.71 req/s under the refits of 2026-12-03: TTFT p99 0.931, 0.946, 0.797 and
+    # 1.170 s on seeds 1, 2, 3 and 7 against its 1 s bound and the analytic 0.880 s; the wait for a
     # slot at the launch line's cap of 71 sequences (reached about 1 % of the time) is what the
     # p99 rests on (benchmarks/simulate_agreement.py --seeds 1 2 3 7)
     ("daily-llama-3.1-8b-aws", "L40S"): 0.25,
