@@ -250,7 +250,7 @@ class _Problem:
                     weight.append(loss.weight(m))
         # The no-queue floor of each row that measured TTFT (FLOOR_WEIGHT): one residual more.
         for i, res in enumerate(fit):
-            if res.row.ttft_ms and res.row.ttft_ms > 0 and self.setup.kind[i] in (0, 1, 3):
+            if res.row.ttft_ms and res.row.ttft_ms > 0:
                 rows.append(i)
                 metric.append("floor")
                 target.append(math.log(res.row.ttft_ms / 1000.0))
@@ -330,8 +330,8 @@ def _huber_weights(r: np.ndarray, huber: float = HUBER, reject: float = REJECT, 
     """IRLS weights of the robust loss: Huber (1 within HUBER, HUBER / |r| beyond), and 0 beyond
     REJECT: a residual of more than a factor e^REJECT is a measurement the model's mechanisms cannot
     produce for the stated configuration, and it pulls no factor. Residuals marked in `keep` (the
-    floors: a measured mean TTFT is never above its one-time costs, only below the floor when the
-    floor is wrong) are never rejected."""
+    floors: one-time costs only add to a measured mean TTFT, so a mean below its floor, however far,
+    says the floor is wrong) are never rejected."""
     a = np.abs(r)
     w = np.where(a <= huber, 1.0, huber / np.maximum(a, 1e-12))
     return np.where((a > reject) & ~(keep if keep is not None else np.zeros(a.shape, dtype=bool)), 0.0, w)

@@ -578,8 +578,8 @@ def test_published_rows_take_mlperf_scenario_names_too(tmp_path):
 def test_no_prediction_is_below_its_rows_no_queue_floor(catalog):
     """validate.ttft_floor_s is what a request takes with nothing ahead of it: the request
     overhead plus the prompt prefilled alone (plus the KV transfer, disaggregated). Every
-    closed-loop, open-loop and disaggregated row's predicted TTFT is at least that: queues, waves
-    and held steps only add. (Under the old mixed step, whose weight reads were the decoding
+    closed-loop, open-loop, batch-wave and disaggregated row's predicted TTFT is at least that:
+    queues, waves and held steps only add. (Under the old mixed step, whose weight reads were the decoding
     batch's experts only, 7 of the 2,109 shipped rows were predicted 2-9 % under their floor:
     MiniMax-M2.5 on B200/B300 at 4 clients, gpt-oss-120b on one B200, DeepSeek-R1 at 1 client.)
     The floor is also hand-checked on one row: Llama-3.1-8B on one H100 has its own
@@ -588,7 +588,7 @@ def test_no_prediction_is_below_its_rows_no_queue_floor(catalog):
 
     from sizer.validate import build_setup, predict, ttft_floor_s
 
-    resolved = [x for x in (resolve(r, catalog) for r in shipped_rows(catalog.root / "measurements")) if isinstance(x, Resolved) and x.row.kind in ("concurrency", "rate")]
+    resolved = [x for x in (resolve(r, catalog) for r in shipped_rows(catalog.root / "measurements")) if isinstance(x, Resolved) and x.row.kind in ("concurrency", "rate", "batch")]
     assert len(resolved) > 2000 and any(x.row.mode == "disagg" for x in resolved)
     setup = build_setup(resolved)
     pred = predict(setup)
