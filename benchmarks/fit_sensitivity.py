@@ -5,8 +5,9 @@ the shipped scoring rows with them (sizer validate), so no setting sees the rows
     python benchmarks/fit_sensitivity.py                      # the shipped loss and three others
     python benchmarks/fit_sensitivity.py --setting reject=0.9 --setting reject=0.9,ttft=2
 
-A setting names any of huber, reject (log units) and tpot, ttft, throughput (metric weights);
-the rest keep sizer/calibrate.py's defaults (Loss). One refit takes 2-4 minutes on one core.
+A setting names any of huber, reject (log units), tpot, ttft, throughput (metric weights), floor
+(the TTFT floor's weight; 0 turns it off) and ridge (penalty per squared offset); the rest keep
+sizer/calibrate.py's defaults (Loss). One refit takes 2-4 minutes on one core.
 Prints per setting: TPOT, TTFT and throughput median / p90 absolute percentage error of the
 scoring rows (band coverage is left out: the bands are built from the shipped residuals). Choosing a
 setting by these figures would tune on the scoring rows: the script measures, it does not choose.
@@ -30,7 +31,7 @@ from sizer.efficiency import load_efficiency  # noqa: E402
 from sizer.validate import summary, validate_shipped  # noqa: E402
 
 DEFAULT_SETTINGS = ("", "reject=0.7", "reject=0.9", "reject=0.9,ttft=2")
-FIELDS = ("huber", "reject", "tpot", "ttft", "throughput")
+FIELDS = ("huber", "reject", "tpot", "ttft", "throughput", "floor", "ridge")
 
 
 def parse_setting(text: str) -> Loss:

@@ -125,8 +125,9 @@ BOUNDS = {  # physical limits of the global values (link space is applied to the
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Loss:
-    """The fit's robust loss: Huber knee and rejection point (log units) and each metric's weight.
-    The defaults are the shipped table's; benchmarks/fit_sensitivity.py refits under others."""
+    """The fit's objective: Huber knee and rejection point (log units), each metric's weight, the
+    TTFT floor's weight and the ridge on the offsets. The defaults are the shipped table's;
+    benchmarks/fit_sensitivity.py refits under others."""
 
     huber: float = HUBER
     reject: float = REJECT
@@ -134,6 +135,7 @@ class Loss:
     ttft: float = METRIC_WEIGHTS["ttft"]
     throughput: float = METRIC_WEIGHTS["throughput"]
     floor: float = FLOOR_WEIGHT
+    ridge: float = RIDGE
 
     def weight(self, metric: str) -> float:
         return {"tpot": self.tpot, "ttft": self.ttft, "throughput": self.throughput, "floor": self.floor}[metric]
@@ -281,6 +283,11 @@ class _Problem:
         return out
 
     def residuals(self, p: np.ndarray) -> np.ndarray:
+        """The weighted residuals the fit minimises (log_errors x sqrt(weight))."""
+        return self.log_errors(p) * np.sqrt(self.res_weight)
+
+    def log_errors(self, p: np.ndarray) -> np.ndarray:
+        """Each residual's log(predicted / measured), unweighted (the floor's one-sided)."""
         arrays = self.factor_arrays(p)
         step = self.setup.step.with_factors(**arrays)
         pstep = self.setup.prefill_step.with_factors(**arrays)
@@ -299,10 +306,10 @@ class _Problem:
                 lr = np.log(np.where(np.isfinite(v) & (v > 0), v, np.nan)) - self.res_target[sel]
             lr = np.where(np.isfinite(lr), np.clip(lr, -4.0, 4.0), 4.0)
             out[sel] = np.maximum(lr, 0.0) if m == "floor" else lr  # a floor under the measurement costs nothing
-        return out * np.sqrt(self.res_weight)
+        return out
 
     def penalty_weights(self) -> np.ndarray:
-        w = np.full(self.size, RIDGE)
+        w = np.full(self.size, self.loss.ridge)
         w[: len(self.names)] = PRIOR
         for i, name in enumerate(self.names):
             if name in FIXED:
@@ -386,7 +393,7 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
     deltas: dict[tuple[str, tuple[str, ...]], dict[tuple[str, ...], float]] = {}
     for g in prob.groups:
         deltas[(g.factor, g.level)] = {m: float(p[g.first + j]) for j, m in enumerate(g.members)}
-    r = prob.residuals(p) / np.sqrt(prob.res_weight)
+    r = prob.log_errors(p)
     rms = {m: float(np.sqrt(np.mean(r[prob.res_metric == m] ** 2))) if np.any(prob.res_metric == m) else float("nan") for m in METRIC_WEIGHTS}
     # per-entry provenance: fit rows matching an entry, RMS of their TPOT/TTFT log errors
     per_row_sq = np.zeros(len(prob.fit))
@@ -600,7 +607,7 @@ def write_efficiency(
             (result.loss or Loss()).describe()
             + "; hierarchical offsets by vendor, device, engine, "
             "weight format, architecture, engine release and their pairs (LEVELS in sizer/calibrate.py), "
-            f"ridge {RIDGE} per squared offset, prior weight {PRIOR}; {result.iterations} iterations; "
+            f"ridge {(result.loss or Loss()).ridge:g} per squared offset, prior weight {PRIOR}; {result.iterations} iterations; "
             + ", ".join(f"RMS log error {m} {v:.3f}" for m, v in result.rms_log_error.items())
         ),
         "notes": [

@@ -305,7 +305,7 @@ def test_a_rate_rows_tpot_is_fitted_by_its_step_at_the_batch_it_measured(catalog
     assert len(rate) >= 3 and len(resolved) > len(rate)
     prior = efficiency_table(catalog.root).default()
     prob = _Problem(resolved, prior)
-    r = prob.residuals(prob.theta0) / np.sqrt(prob.res_weight)  # at the prior: every row's factors are the default entry's
+    r = prob.log_errors(prob.theta0)  # at the prior: every row's factors are the default entry's
     arrays = prob.factor_arrays(prob.theta0)
     pred = predict(prob.setup, prob.setup.step.with_factors(**arrays), prob.setup.prefill_step.with_factors(**arrays))
     steps = rate_row_steps_s(rate, catalog, table_from_factors(prior))
@@ -337,7 +337,7 @@ def test_ttft_floor_residual_is_one_sided_and_never_rejected(catalog):
     resolved = [fast, slow] + resolved[2:]
     prior = efficiency_table(catalog.root).default()
     prob = _Problem(resolved, prior)
-    r = prob.residuals(prob.theta0) / np.sqrt(prob.res_weight)
+    r = prob.log_errors(prob.theta0)
     arrays = prob.factor_arrays(prob.theta0)
     floor = ttft_floor_s(prob.setup, prob.setup.step.with_factors(**arrays), prob.setup.prefill_step.with_factors(**arrays))
     is_floor = prob.res_metric == "floor"
@@ -351,3 +351,23 @@ def test_ttft_floor_residual_is_one_sided_and_never_rejected(catalog):
     assert r[at[1]] == 0.0
     w = _huber_weights(np.array([1.3, 1.3]), keep=np.array([False, True]))
     assert w == pytest.approx([0.0, 0.25 / 1.3])
+
+
+def test_the_ridge_and_the_floor_weight_are_fields_of_the_loss(catalog):
+    """calibrate.Loss holds the ridge (penalty per squared offset; the shipped 0.5) and the TTFT
+    floor's weight, so benchmarks/fit_sensitivity.py can vary them: the penalty weights are the
+    ridge on every offset and PRIOR on the global values, and a floor weighted 0 weighs nothing
+    in the fit while its log error is still reported unweighted."""
+    from sizer.calibrate import PRIOR, RIDGE, Loss, _Problem
+
+    assert Loss().ridge == RIDGE == 0.5 and Loss().floor == 1.0
+    rows = [r for r in shipped_rows(catalog.root / "measurements") if r.kind == "concurrency" and r.ttft_ms][:10]
+    resolved = [x for x in (resolve(r, catalog) for r in rows) if isinstance(x, Resolved)]
+    prior = efficiency_table(catalog.root).default()
+    prob = _Problem(resolved, prior, Loss(ridge=2.0, floor=0.0))
+    w = prob.penalty_weights()
+    n = len(prob.names)
+    assert (w[n:] == 2.0).all() and all(w[i] in (PRIOR, 1e9) for i in range(n))
+    floor = prob.res_metric == "floor"
+    assert (prob.residuals(prob.theta0)[floor] == 0.0).all()
+    assert np.isfinite(prob.log_errors(prob.theta0)).all()
