@@ -93,6 +93,11 @@ class EnginePolicy:
     default_version = ""
     kv_formats: tuple[str, ...] = ()
     modelled_releases: tuple[str, str] | None = None  # (oldest, newest) release whose rules were read; None: not by release
+    # Budget tokens one decoding sequence takes in a step's token budget (max_num_batched_tokens):
+    # vLLM's V1 scheduler takes each running request's new tokens from token_budget, TensorRT-LLM's
+    # max_num_tokens is the "maximum number of batched input tokens", context and generation: 1.
+    # SGLang's chunked_prefill_size bounds prefill batches only, decode runs beside them: 0.
+    budget_counts_decode = 1.0
 
     def version_warning(self, version: str | None) -> str | None:
         """A release outside modelled_releases: the rules of the nearest one apply, and that is said."""
@@ -709,6 +714,7 @@ class SglangPolicy(EnginePolicy):
 
     name = "sglang"
     label = "SGLang"
+    budget_counts_decode = 0.0  # chunked_prefill_size: prompt tokens only
     fraction_name = "mem_fraction_static"
     default_version = "0.5.5"
     modelled_releases = ("0.4", "0.5.5")
@@ -991,6 +997,12 @@ def resolve_kv_dtype(kv: str, model: ModelArch) -> str:
         return kv
     native = model.torch_dtype if model.torch_dtype in ("bf16", "fp16") else "bf16"
     return "/".join(native if p == "auto" else p for p in parts)
+
+
+def budget_counts_decode(engine: str) -> float:
+    """EnginePolicy.budget_counts_decode of `engine` (1 for an engine sizer has no policy for)."""
+    policy = ENGINES.get(str(engine).lower())
+    return policy.budget_counts_decode if policy is not None else 1.0
 
 
 def engine_policy(name: str) -> EnginePolicy:

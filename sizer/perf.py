@@ -56,6 +56,7 @@ import numpy as np
 
 from .catalog import Gpu
 from .efficiency import FACTORS, EfficiencyTable, Factors, architecture_of, efficiency_table
+from .engines import budget_counts_decode
 from .memory import kv_bytes_per_token_per_layer
 from .model import ModelArch, layer_classes, stage_weights, weight_scheme
 from .units import COMPUTE_FIELD, DTYPE_BYTES
@@ -295,6 +296,7 @@ class StepModel:
     node_gpus: np.ndarray  # 0: one machine; G: machines of G GPUs, crossed over the inter-node link
     network_peak_bytes_per_s: np.ndarray  # inter-node link per GPU (gpus.yaml network_gb_per_s)
     eager_prefill: np.ndarray  # 1 where a step carrying prompt tokens runs its layers eagerly, 0 for a compiled engine
+    budget_decode_tokens: np.ndarray  # budget tokens a decoding sequence takes in a step (engines.budget_counts_decode)
     # efficiency factors (sizer/efficiency.py), one value per candidate
     hbm_bandwidth_fraction: np.ndarray
     expert_bandwidth_fraction: np.ndarray
@@ -662,6 +664,7 @@ def build_step_model(
             "node_gpus": layout.node_gpus,
             "network_peak_bytes_per_s": gpu.network_bytes_per_s or gpu.link_bytes_per_s,
             "eager_prefill": eager_prefill(eng, version or ""),
+            "budget_decode_tokens": budget_counts_decode(eng),
         }
         values.update(_factor_values(table, gpu, eng, wd, model, version or "").as_dict())
         for name, value in values.items():

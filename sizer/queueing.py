@@ -20,7 +20,8 @@ prompt lengths P and output lengths O from the workload's distributions:
                    have the widest spread.
   TTFT             admission (admission_steps x t) + request overhead + the FCFS wait W for the
                    prompt-token budget + the prompt's own chunks S(P) = ceil(P / b) mixed steps
-                   (b = token budget - N). W is the M/G/1 (Pollaczek-Khinchine) wait of a server
+                   (b = token budget - N, or the whole budget where the engine's budget counts
+                   prompt tokens only: engines.budget_counts_decode, SGLang). W is the M/G/1 (Pollaczek-Khinchine) wait of a server
                    pushing b prompt tokens per full step: E[W] = lambda E[X^2] / (2 (1 - rho)),
                    X = P x t_full / b, rho = lambda E[X]; P(W > w) ~ rho exp(-rho w / E[W]).
                    TTFT_q solves P(TTFT <= x) = q over the prompt-length mix (W independent of
@@ -214,7 +215,7 @@ def _running_batch(column: StepModel, lam: np.ndarray, mean_out: float, ctx: flo
     for _ in range(4):
         log_n = lo[:, None] + (hi - lo)[:, None] * grid[None, :]  # (C, G)
         n = np.exp(log_n)
-        t = column.lumpy_step(np.maximum(n, 1.0), ctx, lam_c, mean_p, budget_c - n, prompt_parts=parts_c)[0]
+        t = column.lumpy_step(np.maximum(n, 1.0), ctx, lam_c, mean_p, budget_c - n * column.budget_decode_tokens, prompt_parts=parts_c)[0]
         with np.errstate(invalid="ignore"):
             excess = lam_c * mean_out * t - n
         above = excess > 0  # N too small: the batch grows
@@ -607,7 +608,7 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     n, converged = _running_batch(column, lam, mean_o, ctx, mean_p, budget, parts)
     n = np.maximum(n, 0.0)
     nb = np.maximum(n, 1.0)
-    chunk = np.maximum(budget - n, 1.0)  # prompt tokens a step can take
+    chunk = np.maximum(budget - n * step.budget_decode_tokens, 1.0)  # prompt tokens a step can take
     # the mean step at the running batch, and (for TPOT's spread below) at the batch and the mean
     # context moved either side, in one call: five columns of batches and contexts
     d = np.maximum(0.05 * n, 1.0)
@@ -982,12 +983,12 @@ def mean_rate_bound(step: StepModel, demand: Demand, limits: Limits, saturation_
         tpot_bound = np.min(np.stack(each), axis=0)[:, None]
 
     def holds(rate: np.ndarray) -> np.ndarray:  # rate (C, G) -> (C, G)
-        t = column.lumpy_step(np.maximum(n_cap, 1.0), ctx, rate, mean_p, budget - n_cap, prompt_parts=parts_c)[0]
+        t = column.lumpy_step(np.maximum(n_cap, 1.0), ctx, rate, mean_p, budget - n_cap * column.budget_decode_tokens, prompt_parts=parts_c)[0]
         ok = rate * mean_o * t <= n_cap
         if np.any(np.isfinite(tpot_bound)):
             bound = np.where(np.isfinite(tpot_bound), tpot_bound, 0.0)  # no TPOT bound: that check holds
             n_b = rate * mean_o * bound
-            ok &= (column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b, prompt_parts=parts_c)[0] <= bound) | ~np.isfinite(tpot_bound)
+            ok &= (column.lumpy_step(np.maximum(n_b, 1.0), ctx, rate, mean_p, budget - n_b * column.budget_decode_tokens, prompt_parts=parts_c)[0] <= bound) | ~np.isfinite(tpot_bound)
         return ok
 
     lo = np.log(saturation_rps * 1e-9)
@@ -1604,7 +1605,7 @@ def _own_prefill_s(step: StepModel, decoding: np.ndarray, ctx: np.ndarray, x: np
 
 
 def _steady(
-    step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: np.ndarray, with_ttft: bool = True, arrival_scv: float = 1.0, decode_tokens: np.ndarray | float = 0.0
+    step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: np.ndarray, with_ttft: bool = True, arrival_scv: float = 1.0, decode_tokens: np.ndarray | float | None = None
 ):
     """Steady state with `decoding` sequences in decode and a prompt prefilled for each one that
     finishes. Returns (step time = TPOT, completion rate, prefill seconds per prompt, wait + own
@@ -1620,7 +1621,8 @@ def _steady(
     follow their completions, spaced as their own prompts were served.
 
     The step's token budget: where the engine counts a decoding sequence's token in it
-    (`decode_tokens` = 1: vLLM's max_num_batched_tokens, TRT-LLM's max_num_tokens; 0: SGLang's
+    (`decode_tokens`, by default the step model's engine rule, engines.budget_counts_decode: 1 for
+    vLLM's max_num_batched_tokens and TRT-LLM's max_num_tokens; 0 for SGLang's
     chunked_prefill_size, prompt tokens only), a step takes at most chunk = budget - D / dp prompt
     tokens (per attention rank; the solver's and the simulator's rule). A prompt then occupies the
     prompt server for at least E[I] / chunk steps: its service is max(compute, E[I] t / chunk),
@@ -1633,7 +1635,8 @@ def _steady(
     steps = np.maximum(L.osl - 1, 1.0)
     m = decoding / steps
     x = m * L.isl
-    b = np.maximum(np.maximum(budget, 1.0) - decoding * decode_tokens / step.dp, 1.0)
+    dec = step.budget_decode_tokens if decode_tokens is None else decode_tokens
+    b = np.maximum(np.maximum(budget, 1.0) - decoding * dec / step.dp, 1.0)
     p = np.clip(np.maximum(1 - np.exp(-m), x / b), 1e-12, 1.0)
     f0 = step.mixed_parts(decoding, ctx, np.zeros_like(x), L.isl_attn)
     f1 = step.mixed_parts(decoding, ctx, np.minimum(x / p, b), L.isl_attn)
@@ -1663,7 +1666,7 @@ def closed_loop(
     iterations: int = 60,
     lengths: RowLengths | None = None,
     hold: ContextHold | None = None,
-    decode_tokens: np.ndarray | float = 0.0,
+    decode_tokens: np.ndarray | float | None = None,
 ) -> LoopResult:
     """Means of a closed-loop benchmark: N clients, each sending its next request when the last
     completes (burst=False: no wave arrives at once, as when every request is queued from the
@@ -1726,7 +1729,7 @@ def closed_loop(
     )
 
 
-def open_loop_step_s(step: StepModel, decoding: np.ndarray, budget: np.ndarray, lengths: RowLengths, decode_tokens: np.ndarray | float = 0.0) -> np.ndarray:
+def open_loop_step_s(step: StepModel, decoding: np.ndarray, budget: np.ndarray, lengths: RowLengths, decode_tokens: np.ndarray | float | None = None) -> np.ndarray:
     """The step time (TPOT) of the open loop's steady state with `decoding` sequences in decode
     and a prompt prefilled for each one that finishes: what open_loop predicts at that population,
     without solving for the population a rate implies (evidence: an MLPerf Server row's step
@@ -1743,7 +1746,7 @@ def open_loop(
     budget: np.ndarray,
     iterations: int = 60,
     lengths: RowLengths | None = None,
-    decode_tokens: np.ndarray | float = 0.0,
+    decode_tokens: np.ndarray | float | None = None,
 ) -> LoopResult:
     """Means under Poisson arrivals at `rate_rps` (MLPerf Server), fixed isl/osl or `lengths`: the
     decode population D solves D = rate x (E[O]-1) x t(D) (bisection); TTFT as in the closed
@@ -1780,7 +1783,7 @@ def offline(
     capacity: np.ndarray,
     budget: np.ndarray,
     lengths: RowLengths | None = None,
-    decode_tokens: np.ndarray | float = 0.0,
+    decode_tokens: np.ndarray | float | None = None,
 ) -> LoopResult:
     """Throughput with every request queued at once (MLPerf Offline, trtllm-bench): a closed loop
     of as many clients as the replica admits, with no first-wave burst."""

@@ -8,7 +8,8 @@ The replica, step by step (vLLM V1's scheduler, chunked prefill, recompute preem
   2. every running sequence whose prompt is in the cache decodes one token; before it does, the
      KV pool must hold one more token for each: if it cannot, the most recently admitted running
      sequence is preempted (its blocks freed; it will recompute prompt + generated tokens)
-  3. the remaining token budget (max_num_batched_tokens - decode tokens) goes to prompt chunks:
+  3. the remaining token budget (max_num_batched_tokens - decode tokens; the whole of it under
+     SGLang, whose chunked_prefill_size counts prompt tokens only) goes to prompt chunks:
      first the running sequences still prefilling, in admission order, then new requests from the
      waiting queue while max_num_seqs and the free KV blocks allow
   4. the step lasts perf.StepModel.mixed_parts(decoding sequences, their mean context, prompt
@@ -353,6 +354,7 @@ def simulate_replica(
     timer = _StepTimer(spec.step)
     pool = spec.pool_bytes
     budget_total = spec.max_num_batched_tokens
+    decode_tokens = int(spec.step.budget_decode_tokens[0])  # engines.budget_counts_decode: 0 for SGLang
     bs = spec.block_size_tokens
     full_bpt = spec.full_bytes_per_token
     sliding_bpt = spec.sliding_bytes_per_token
@@ -430,7 +432,7 @@ def simulate_replica(
                 decoding = rebuild()
                 c = cached[decoding]
                 grow = float(np.sum(_seq_bytes(c + 1, spec) - _seq_bytes(c, spec))) if decoding.size else 0.0
-        budget = budget_total - int(decoding.size)
+        budget = budget_total - int(decoding.size) * decode_tokens
         # 3. prompt chunks: running sequences still prefilling, then admissions
         chunks: list[tuple[int, int]] = []
         for r in prefilling:

@@ -62,7 +62,6 @@ class Setup:
     osl: np.ndarray
     capacity: np.ndarray  # sequences one replica (or decode worker) admits
     budget: np.ndarray  # prompt tokens per step (per attention rank)
-    decode_tokens: np.ndarray  # budget tokens a decoding sequence takes: 1 (vLLM, TRT-LLM) or 0 (SGLang: prompt tokens only)
     decode_workers: np.ndarray
     prefill_workers: np.ndarray
     kv_transfer_s: np.ndarray  # disagg: moving one prompt's KV from prefill to decode worker
@@ -85,15 +84,6 @@ def _engine_settings(res: Resolved, layout_tp: int):
     # the memory fraction the row's harness launched with (measurements.harness_flags), else the engine's rule
     overrides = EngineOverrides(memory_fraction=harness_flags(res.row).get("memory_fraction"))
     return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=overrides, max_model_len=ctx)
-
-
-def budget_counts_decode(engine: str) -> float:
-    """Budget tokens one decoding sequence takes in a step: vLLM's max_num_batched_tokens and
-    TRT-LLM's max_num_tokens count every scheduled token, a decode's one included (vLLM V1
-    scheduler: token_budget less each running request's new tokens; TRT-LLM: "maximum number of
-    batched input tokens", context and generation); SGLang's chunked_prefill_size bounds prefill
-    batches only, decode batches run beside it: 0."""
-    return 0.0 if str(engine).lower() == "sglang" else 1.0
 
 
 def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
@@ -200,7 +190,6 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         osl=f(osl),
         capacity=f(cap),
         budget=f(budget),
-        decode_tokens=f([budget_counts_decode(res.row.engine) for res in resolved]),
         decode_workers=f(dw),
         prefill_workers=f(pw),
         kv_transfer_s=f(xfer),
@@ -241,13 +230,13 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
             L = lengths.take(idx)
             if L.points.shape[1] > 1 and (L.points == L.points[:, :1]).all():
                 L = RowLengths(**{**{k: getattr(L, k) for k in ("isl", "osl", "isl_sq", "isl_attn", "ctx", "reserve_ctx")}, "points": L.points[:, :1]})
-            isl, osl, cap, bud, dec = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx], setup.decode_tokens[idx]
+            isl, osl, cap, bud = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx]
             if kind == 0:
-                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx), decode_tokens=dec)
+                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx))
             elif kind == 1:
-                out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L, decode_tokens=dec)
+                out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
             elif kind == 2:
-                out = offline(s, isl, osl, cap, bud, lengths=L, decode_tokens=dec)
+                out = offline(s, isl, osl, cap, bud, lengths=L)
             else:
                 out = batch_wave(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
             ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
@@ -297,7 +286,7 @@ def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None 
     lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
     tpot_s = np.array([setup.resolved[i].row.tpot_ms / 1000.0 for i in idx])
     decoding = setup.rate_rps[idx] * np.maximum(lengths.osl - 1, 1.0) * tpot_s
-    return open_loop_step_s((step if step is not None else setup.step).take(idx), decoding, setup.budget[idx], lengths, decode_tokens=setup.decode_tokens[idx])
+    return open_loop_step_s((step if step is not None else setup.step).take(idx), decoding, setup.budget[idx], lengths)
 
 
 def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

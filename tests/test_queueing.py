@@ -573,3 +573,31 @@ def test_open_loop_beyond_the_budgets_prompt_rate_is_saturated(catalog):
     assert under.ttft_s[0] > 1.2 * half.ttft_s[0]
     # the prompt-only budget (1,536 prompt tokens a step, not 1,536 - D) still serves 1.05 x
     assert math.isfinite(open_loop(step, np.array([1.05 * limit]), isl, osl, b, decode_tokens=0.0).tpot_s[0])
+
+
+def test_the_engines_budget_rule_is_one_for_validate_solve_and_simulate(catalog):
+    """engines.budget_counts_decode is carried by the step model (budget_decode_tokens): 1 for vLLM
+    and TensorRT-LLM, 0 for SGLang, whose chunked_prefill_size counts prompt tokens only. The
+    loops read it by default (the same figures as the explicit rule), and so does the solver's
+    evaluate_load: where the decoding batch takes much of the budget, SGLang's step has the whole
+    1,536 tokens for prompts and its TTFT is the shorter; the two models differ in nothing else."""
+    from dataclasses import replace
+
+    from sizer.engines import budget_counts_decode
+    from sizer.queueing import open_loop
+
+    assert (budget_counts_decode("vllm"), budget_counts_decode("trtllm"), budget_counts_decode("sglang"), budget_counts_decode("other")) == (1.0, 1.0, 0.0, 1.0)
+    row = [(catalog.model("llama-3.1-8b"), catalog.gpu("H200-NVL"), 1, 1, "fp8", "fp8")]
+    counted = build_step_model(row, engine="vllm")
+    assert counted.budget_decode_tokens[0] == 1.0 and build_step_model(row, engine="sglang").budget_decode_tokens[0] == 0.0
+    free = replace(counted, budget_decode_tokens=np.zeros(1))
+    isl, osl, cap, b = np.array([872.0]), np.array([128.0]), np.array([2048.0]), np.array([1536.0])
+    for step, rule in ((counted, 1.0), (free, 0.0)):
+        assert offline(step, isl, osl, cap, b).rate_rps[0] == offline(step, isl, osl, cap, b, decode_tokens=rule).rate_rps[0]
+        assert open_loop(step, np.array([5.0]), isl, osl, b).ttft_s[0] == open_loop(step, np.array([5.0]), isl, osl, b, decode_tokens=rule).ttft_s[0]
+    d = _demand(ttft=(("p99", 10.0),))
+    limits = Limits(max_concurrency=np.array([2048.0]), max_num_seqs=np.array([2048.0]), max_num_batched_tokens=np.array([1536.0]))
+    # at 16 req/s (1.5k-token prompts on average) the running batch takes a large share of the
+    # 1,536 tokens a step: p99 TTFT 1.12 s with the whole budget for prompts, 1.28 s without
+    a, f = evaluate_load(counted, np.array([16.0]), d, limits), evaluate_load(free, np.array([16.0]), d, limits)
+    assert f.ttft_s["p99"][0] < 0.95 * a.ttft_s["p99"][0]
