@@ -341,7 +341,8 @@ def _huber_weights(r: np.ndarray, huber: float = HUBER, reject: float = REJECT, 
     says the floor is wrong) are never rejected."""
     a = np.abs(r)
     w = np.where(a <= huber, 1.0, huber / np.maximum(a, 1e-12))
-    return np.where((a > reject) & ~(keep if keep is not None else np.zeros(a.shape, dtype=bool)), 0.0, w)
+    rejected = a > reject if keep is None else (a > reject) & ~keep
+    return np.where(rejected, 0.0, w)
 
 
 def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, tolerance: float = 1e-5, progress=None, loss: Loss = Loss()) -> FitResult:
@@ -355,8 +356,9 @@ def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, t
         return float(np.sum(w * r * r) + np.sum(pw * (q - prob.theta0) ** 2))
 
     mu = 1e-2
+    floors = prob.res_metric == "floor"  # never rejected (FLOOR_WEIGHT)
     r = prob.residuals(p)
-    w = _huber_weights(r, loss.huber, loss.reject, prob.res_metric == "floor")
+    w = _huber_weights(r, loss.huber, loss.reject, floors)
     c = cost(p, w)
     it = 0
     for it in range(1, max_iterations + 1):
@@ -378,7 +380,7 @@ def fit(fit_rows: list[Resolved], prior: Factors, *, max_iterations: int = 40, t
         rel = (c - c_new) / max(c, 1e-12)
         p = q
         r = prob.residuals(p)
-        w = _huber_weights(r, loss.huber, loss.reject, prob.res_metric == "floor")  # reweight (IRLS), then re-measure the cost under the new weights
+        w = _huber_weights(r, loss.huber, loss.reject, floors)  # reweight (IRLS), then re-measure the cost under the new weights
         c = cost(p, w)
         mu = max(mu / 3.0, 1e-6)
         if progress:
