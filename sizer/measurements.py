@@ -19,7 +19,10 @@ Two sources, one record (MeasuredRow):
           among them), `samples_per_s` (completed requests/s of the system: with a dataset and
           `output_tokens_per_s` it gives the measured output tokens per request), `ttft_p99_ms`,
           `tpot_p99_ms`, `max_num_batched_tokens` (the engine's prompt-token budget per step, when the
-          run set it), `notes`.
+          run set it), `max_num_seqs` (the most sequences one engine instance ran at once: the launch
+          flag the source gives, or the engine's default where it launched without one; requests
+          beyond it wait for a slot. Empty: not known, and the KV pool alone caps the batch, since
+          harnesses commonly set it to the concurrency), `notes`.
           Cells are read strictly: a number column holding text, a non-positive or infinite
           figure, or a layout size that is not a whole number >= 1 skips the row with the column
           and the value named. Empty, nan, NA, n/a, null, none and - are gaps (not measured); 0 in
@@ -365,6 +368,7 @@ class MeasuredRow:
     replicas: int = 1  # copies of the layout in the measured system (figures here are per replica)
     samples_per_s: float | None = None  # completed requests/s (per replica), when the source gives it
     max_num_batched_tokens: float | None = None  # the engine's prompt-token budget per step, when the source gives it
+    max_num_seqs: int | None = None  # the running-sequence cap one engine instance was launched with, when the source gives it
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -583,6 +587,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     moe_tp, moe_ep = cells.whole("moe_tp_size", 0), cells.whole("moe_ep_size", 0)
     ttft_p99, tpot_p99 = cells.number("ttft_p99_ms"), cells.number("tpot_p99_ms")
     budget = cells.number("max_num_batched_tokens")
+    seqs_cap = cells.whole("max_num_seqs", 0, zero_unset=False) or None  # empty: the source does not say
 
     prefill = decode = None
     if mode == "disagg":
@@ -621,6 +626,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         replicas=replicas,
         samples_per_s=per(sps),
         max_num_batched_tokens=budget,
+        max_num_seqs=seqs_cap,
     )
 
 
@@ -663,6 +669,7 @@ _PUBLISHED_KEYS = (
     "dataset",
     "samples_per_s",
     "engine_version",
+    "max_num_seqs",
 )
 
 
@@ -715,6 +722,7 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 dataset=dataset,
                 replicas=replicas,
                 samples_per_s=per(f.number("samples_per_s", None, gt=0)),
+                max_num_seqs=f.integer("max_num_seqs", None, ge=1),
             )
         )
     return out

@@ -114,14 +114,26 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     sliding = shape.attention_layers_sliding
     per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held))
     seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
-    if res.row.kind == "offline" and res.row.concurrency:
-        seqs = min(seqs, res.row.concurrency)  # the engine's cap on the running batch (max_num_seqs, gpu_batch_size)
+    return float(min(seqs, running_cap(res))), float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
+
+
+def running_cap(res: Resolved) -> float:
+    """The most sequences one engine instance of the row runs at once (the rest wait for a slot),
+    as its source states it: the cap the row's harness script set (measurements.harness_flags:
+    SGLang --max-running-requests), the row's own `max_num_seqs` (a launch flag its source gives,
+    or the engine's default where the source launched without one), an Offline row's
+    concurrency (MLPerf's gpu_batch_size / max_num_seqs); inf where the source says nothing: the
+    engine's default is not assumed, since harnesses set their own (InferenceX passes
+    --max-num-seqs $CONC)."""
     from .measurements import harness_flags
 
-    cap = harness_flags(res.row).get("max_num_seqs")
-    if cap:  # the running-request cap the row's harness set (SGLang --max-running-requests): the rest wait for a slot
-        seqs = min(seqs, float(cap))
-    return float(seqs), float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
+    row = res.row
+    cap = harness_flags(row).get("max_num_seqs") or row.max_num_seqs
+    if cap:
+        return float(cap)
+    if row.kind == "offline" and row.concurrency:
+        return float(row.concurrency)
+    return math.inf
 
 
 def row_lengths(resolved: list[Resolved]) -> RowLengths:

@@ -599,3 +599,44 @@ def test_no_prediction_is_below_its_rows_no_queue_floor(catalog):
     i = next(k for k, x in enumerate(resolved) if x.model.name == "llama-3.1-8b" and x.gpu.name == "H100-SXM" and x.row.mode == "agg")
     s = setup.step.take(np.array([i]))
     assert floor[i] == pytest.approx(s.prefill_s(setup.isl[[i]])[0] + s.request_overhead_s[0], rel=1e-12)
+
+
+def test_a_stated_running_cap_makes_the_rest_of_a_wave_wait(tmp_path, catalog):
+    """dstack's 'TGI vs vLLM on 8 x MI300X' runs (dstackai/benchmarks@06c957ab, amd/tgi_vs_vllm)
+    launched `vllm serve` 0.6.3 without --max-num-seqs: V0's SchedulerConfig default of 256 held
+    the running batch, so at 1,024 prompts sent at once the measured TPOT (436 ms) stayed near
+    the 512-prompt run's (419 ms) where a model running all 1,024 together said 1,730 ms. With
+    the cap stated, the 1,024-prompt wave is four waves of 256: each request decodes at the
+    256-batch step (TPOT equal to the 256-prompt wave's) and waits for the waves before it, half
+    of the three on average (queueing.batch_wave)."""
+    from sizer.measurements import Resolved, resolve
+    from sizer.validate import build_setup, predict
+
+    head = "id,model_path,system,backend,backend_version,precision,kind,isl,osl,concurrency,tp_size,max_num_seqs,silicon_ttft_ms,silicon_tpot_ms\n"
+    line = "{id},meta-llama/Llama-3.1-405B-Instruct,mi300x,vllm,0.6.3,bf16,batch,80,60,{n},8,{cap},5000,400\n"
+    p = tmp_path / "m.csv"
+    p.write_text(head + line.format(id="n256", n=256, cap="") + line.format(id="n1024", n=1024, cap=256) + line.format(id="free", n=1024, cap=""))
+    rows = read_csv(p)
+    assert [r.max_num_seqs for r in rows] == [None, 256, None]
+    res = [resolve(r, catalog) for r in rows]
+    assert all(isinstance(r, Resolved) for r in res)
+    setup = build_setup(res)
+    assert setup.capacity[1] == 256 and setup.capacity[2] > 256  # the KV pool alone holds more than 256
+    out = predict(setup)
+    tpot_256, tpot_capped, tpot_free = out.tpot_s
+    assert tpot_capped == pytest.approx(tpot_256, rel=1e-12)
+    assert tpot_free > 2 * tpot_capped  # all 1,024 in one batch: the step of a 4x larger batch
+    # elapsed: one wave (plus the last prefill step) at 256, four at 1,024 -> one wave's duration
+    elapsed_256, elapsed_1024 = 256 * 60 / out.output_tokens_per_s[0], 1024 * 60 / out.output_tokens_per_s[1]
+    wave_s = (elapsed_1024 - elapsed_256) / 3
+    assert wave_s > 0
+    # TTFT: the 256-wave's, plus half of the three earlier waves
+    assert out.ttft_s[1] - out.ttft_s[0] == pytest.approx(1.5 * wave_s, rel=1e-9)
+
+
+def test_a_running_cap_that_is_not_a_whole_number_skips_the_row(tmp_path, catalog):
+    p = tmp_path / "m.csv"
+    p.write_text(CELL_HEAD.replace("\n", ",max_num_seqs\n") + _cell_row().replace("\n", ",\n") + _cell_row().replace("r,", "bad,", 1).replace("\n", ",2.5\n"))
+    report = validate_rows(read_csv(p), catalog)
+    assert [r.row.row_id for r in report.results] == ["r"]
+    assert [(s.row.row_id, s.reason) for s in report.skipped] == [("bad", "max_num_seqs: expected a whole number >= 1, got '2.5'")]
