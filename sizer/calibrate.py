@@ -69,6 +69,9 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # one GEMM efficiency for both made the fit trade dense prefill against MoE prefill (Llama-3.1-70B
     # TTFT 40-80 % high on every engine and device while the MoE rows sat at their median)
     "compute_fraction": ((X,), (D,), (E,), (W,), (A,), (W, A), (X, E), (D, E), (E, V), (D, E, V)),
+    # prompt tokens' GEMMs apart from decode's (efficiency.py): the same grouping as compute_fraction
+    # without the release levels, which TTFT alone constrains weakly
+    "prefill_compute_fraction": ((X,), (D,), (E,), (W,), (A,), (W, A), (X, E), (D, E), (E, V), (D, E, V)),
     "attention_compute_fraction": ((E,), (X,), (D,), (A,), (E, V), (D, E, V)),
     "link_bandwidth_fraction": (),  # not fitted: FIXED below
     "link_latency_s": ((E,),),
@@ -154,6 +157,7 @@ PRIOR_FACTORS = Factors(
     expert_bandwidth_fraction=0.7,  # grouped expert GEMMs read less efficiently than one dense GEMM
     kv_bandwidth_fraction=0.9,  # paged-attention decode kernels stream KV near peak
     compute_fraction=0.5,  # large GEMMs at about half the dense datasheet peak
+    prefill_compute_fraction=0.5,  # the same prior: the fit decides whether prompt GEMMs differ
     attention_compute_fraction=0.4,  # flash-attention prefill at ~40 % of the bf16 peak
     link_bandwidth_fraction=0.82,  # NCCL ~370 of 450 GB/s NVLink 4 (nvidia/nccl-tests#212); not fitted (FIXED)
     burst_fraction=0.1,  # 1 / BENCHMARK_WAVES (queueing.py): the first of ten waves arrives at once

@@ -9,7 +9,13 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
     expert_bandwidth_fraction   the same for routed-expert weights (grouped GEMMs over the experts a
                                 batch touches read less efficiently than one dense GEMM)
     kv_bandwidth_fraction       the same for the paged KV reads of decode attention
-    compute_fraction            achieved / dense peak of the weight format in GEMMs
+    compute_fraction            achieved / dense peak of the weight format in a decode step's GEMMs
+                                (tens to hundreds of rows: one per running sequence)
+    prefill_compute_fraction    the same for the GEMMs of prompt tokens (thousands of rows a step):
+                                larger GEMMs fill the tensor cores' tiles and waves better; one
+                                fraction for both made the fit trade prefill against decode (TTFT
+                                of DeepSeek-R1 8k prompts on GB200/B200 1.6-2x high at 3-8 clients
+                                while TPOT sat at its median)
     attention_compute_fraction  achieved / bf16 dense peak in prefill attention (QK^T and PV)
     link_bandwidth_fraction     achieved / datasheet per-direction link bandwidth in collectives
     link_latency_s              fixed time of one collective (all-reduce, all-to-all, p2p send)
@@ -72,6 +78,7 @@ FRACTIONS = (
     "expert_bandwidth_fraction",
     "kv_bandwidth_fraction",
     "compute_fraction",
+    "prefill_compute_fraction",
     "attention_compute_fraction",
     "link_bandwidth_fraction",
     "burst_fraction",
@@ -128,6 +135,7 @@ class Factors:
     expert_bandwidth_fraction: float
     kv_bandwidth_fraction: float
     compute_fraction: float
+    prefill_compute_fraction: float
     attention_compute_fraction: float
     link_bandwidth_fraction: float
     burst_fraction: float

@@ -19,6 +19,7 @@ TRUE_DEFAULT = Factors(
     expert_bandwidth_fraction=0.6,
     kv_bandwidth_fraction=0.7,
     compute_fraction=0.6,
+    prefill_compute_fraction=0.7,
     attention_compute_fraction=0.4,
     link_bandwidth_fraction=0.82,
     burst_fraction=0.15,
@@ -66,7 +67,7 @@ def sample(catalog):
     return synthetic
 
 
-PRIOR = replace(TRUE_DEFAULT, hbm_bandwidth_fraction=0.6, step_overhead_s=5e-3, request_overhead_s=80e-3, compute_fraction=0.45)
+PRIOR = replace(TRUE_DEFAULT, hbm_bandwidth_fraction=0.6, step_overhead_s=5e-3, request_overhead_s=80e-3, compute_fraction=0.45, prefill_compute_fraction=0.45)
 
 
 @pytest.fixture(scope="module")

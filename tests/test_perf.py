@@ -20,6 +20,7 @@ IDEAL = Factors(
     expert_bandwidth_fraction=1.0,
     kv_bandwidth_fraction=1.0,
     compute_fraction=1.0,
+    prefill_compute_fraction=1.0,
     attention_compute_fraction=1.0,
     link_bandwidth_fraction=1.0,
     burst_fraction=0.1,
@@ -97,6 +98,25 @@ def test_prefill_is_gemm_flops_plus_causal_attention(catalog):
     expected = (s.total_dense_flops_per_token * p + attention) / 989.4e12
     assert float(step.prefill_s(np.array([p]))[0]) == pytest.approx(expected, rel=1e-6)
     assert attention == pytest.approx(262.144e9)
+
+
+def test_prompt_gemms_run_at_their_own_fraction_of_peak(catalog):
+    """prefill_compute_fraction divides the GEMM FLOPs of prompt tokens, compute_fraction those of
+    a decode step: the same 1,000-token prompt as above with prompt GEMMs at 0.5 of peak takes
+    2 x params-per-token x 1,000 / (989.4 TFLOP/s x 0.5) + the same 262 GFLOP of attention at
+    989.4 TFLOP/s; a batch-512 decode step's GEMMs are unchanged."""
+    half = Factors(**{**IDEAL.as_dict(), "prefill_compute_fraction": 0.5})
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM", factors=half)
+    ideal = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    s = stage_shape(catalog.model("llama-3.1-8b"), 1, 1, "bf16", "bf16")
+    p = 1000.0
+    attention = 4 * 32 * 128 * 32 * p * p / 2
+    expected = (s.total_dense_flops_per_token * p / 0.5 + attention) / 989.4e12
+    assert float(step.prefill_s(np.array([p]))[0]) == pytest.approx(expected, rel=1e-6)
+    gemm, _ = step.prefill_token_parts(np.array([p]))
+    assert float(gemm[0]) == pytest.approx(s.total_dense_flops_per_token / (989.4e12 * 0.5), rel=1e-9)
+    b, c = np.array([512.0]), np.array([1500.0])
+    assert step.decode_step_s(b, c)[0] == ideal.decode_step_s(b, c)[0]
 
 
 def test_tensor_parallel_all_reduce_over_the_link(catalog):
@@ -194,7 +214,7 @@ def test_mlperf_tensorrt_builds_pay_no_eager_prefill_overhead(catalog):
     assert eager_prefill("trtllm", "mlperf-v4.1") == 0.0 and eager_prefill("trtllm", "mlperf") == 0.0
     assert eager_prefill("trtllm", "1.2.0rc6") == 1.0 and eager_prefill("vllm", "mlperf") == 1.0 and eager_prefill("sglang", "") == 1.0
     base = table_from_factors(Factors(
-        hbm_bandwidth_fraction=0.8, expert_bandwidth_fraction=0.8, kv_bandwidth_fraction=0.9, compute_fraction=0.5,
+        hbm_bandwidth_fraction=0.8, expert_bandwidth_fraction=0.8, kv_bandwidth_fraction=0.9, compute_fraction=0.5, prefill_compute_fraction=0.5,
         attention_compute_fraction=0.4, link_bandwidth_fraction=0.8, burst_fraction=0.1, link_latency_s=1e-5, step_overhead_s=2e-3,
         sequence_overhead_s=5e-6, request_overhead_s=0.05, prefill_layer_overhead_s=4e-4, admission_steps=1.0,
     ))

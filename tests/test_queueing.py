@@ -221,7 +221,7 @@ def test_idealised_factors_give_the_roofline(catalog):
     way when it arrives + its prefill step (weights hidden under the prompt's GEMMs), TPOT = the
     weight reads: the roofline."""
     ideal = Factors(
-        hbm_bandwidth_fraction=1.0, expert_bandwidth_fraction=1.0, kv_bandwidth_fraction=1.0, compute_fraction=1.0,
+        hbm_bandwidth_fraction=1.0, expert_bandwidth_fraction=1.0, kv_bandwidth_fraction=1.0, compute_fraction=1.0, prefill_compute_fraction=1.0,
         attention_compute_fraction=1.0, link_bandwidth_fraction=1.0, burst_fraction=0.0, link_latency_s=0.0, step_overhead_s=0.0,
         sequence_overhead_s=0.0, request_overhead_s=0.0, prefill_layer_overhead_s=0.0, admission_steps=0.0,
     )

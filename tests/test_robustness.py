@@ -943,10 +943,12 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     # Under the refits of 2026-12-03 that count decode tokens in the step budget and run MLPerf's
     # TensorRT steps compiled, MI300X serves Qwen3-30B-A3B alone at every rate tried; Mixtral at 14
     # req/s on one B200 keeps an MI300X pool idle. Which plan keeps an idle pool moves with the
-    # fitted factors: evaluate_load itself is checked at no load below.)
+    # fitted factors: evaluate_load itself is checked at no load below. With prompt GEMMs at their
+    # own fraction, 2026-12-03, Mixtral at 14 req/s takes two B200 replicas; at 8 req/s one, and
+    # the MI300X pool stays idle, as at 4-10 req/s.)
     w = write(
         tmp_path / "w.yaml",
-        "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 14.0}\n"
+        "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 8.0}\n"
         "slo: {ttft_s: {p99: 0.7734}, tpot_s: 0.07871}\n"
         "search: {devices: [MI300X, B200], tp: [1, 8], pp: [1], kv_dtypes: [bf16], max_configurations: 2, size_buckets: [50]}\n"
         "constraints: {budget_usd_per_hour: 23.26, min_replicas: 2}\n",
