@@ -80,6 +80,9 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     "request_overhead_s": ((E,), (X, E), (D, E), (E, A), (E, V), (D, E, V)),
     "prefill_layer_overhead_s": ((E,), (X, E), (D, E), (E, A), (E, V), (D, E, V)),
     "admission_steps": ((E,), (E, V)),
+    # prompt GEMMs under attention DP against an even spread over the ranks (efficiency.py): per
+    # engine, and per architecture within it (MLA's attention runs other kernels)
+    "attention_dp_prefill_factor": ((E,), (E, A)),
     # (E, V): whether a closed loop's clients stay in waves is the scheduler's doing, and releases
     # differ: aiconfigurator's SGLang 0.5.1 sweep of Qwen3-32B on H100 (fixed lengths) measured
     # 2.4 s and 8.9 s of mean TTFT at 128 clients, what a wave of 128 prompts queued behind one
@@ -123,6 +126,7 @@ BOUNDS = {  # physical limits of the global values (link space is applied to the
     "request_overhead_s": (1e-3, 1.0),
     "prefill_layer_overhead_s": (1e-6, 1e-2),
     "admission_steps": (0.5, 4.0),
+    "attention_dp_prefill_factor": (0.25, 8.0),
 }
 
 
@@ -167,6 +171,7 @@ PRIOR_FACTORS = Factors(
     request_overhead_s=0.1,  # HTTP, tokenisation and the first scheduling pass, ~0.1 s
     prefill_layer_overhead_s=5e-4,  # eager prefill launches per layer
     admission_steps=1.0,  # a new request joins the step after the one under way
+    attention_dp_prefill_factor=1.0,  # no difference until the rows say otherwise
 )
 
 

@@ -29,6 +29,15 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 kernel launches and MoE routing bookkeeping cost host time; not
                                 paid where the network runs compiled (perf.eager_prefill:
                                 TensorRT-LLM under MLPerf harnesses)
+    attention_dp_prefill_factor how fast a prompt's GEMMs run under attention data parallelism
+                                (dp > 1) against prefill_compute_fraction (1 where dp = 1); per
+                                engine and architecture. Where prompts share steps the model
+                                spreads their dense and attention work evenly over the dp ranks;
+                                the ranks meet at every MoE layer's all-to-all, so a step runs at
+                                the pace of the rank holding the most prompt tokens. Fitted at
+                                0.32-0.95 (vLLM's GQA MoE the lowest, SGLang's MLA-MoE the
+                                highest): slower than an even spread, where TP8's sliced GEMMs
+                                had suggested faster
     admission_steps             engine steps a new request waits before its prompt joins a step
                                 (the scheduler decides the next step while the current one runs,
                                 and outputs are processed a step behind: about 1-3 steps)
@@ -84,7 +93,7 @@ FRACTIONS = (
     "burst_fraction",
 )
 TIMES = ("link_latency_s", "step_overhead_s", "sequence_overhead_s", "request_overhead_s", "prefill_layer_overhead_s")
-COUNTS = ("admission_steps",)
+COUNTS = ("admission_steps", "attention_dp_prefill_factor")
 # Times are written in the file in microseconds or milliseconds (units in the key), read into seconds.
 _TIME_KEYS = {
     "link_latency_s": ("link_latency_us", 1e-6),
@@ -145,6 +154,7 @@ class Factors:
     request_overhead_s: float
     prefill_layer_overhead_s: float
     admission_steps: float
+    attention_dp_prefill_factor: float
 
     def as_dict(self) -> dict[str, float]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

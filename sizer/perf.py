@@ -312,6 +312,7 @@ class StepModel:
     request_overhead_s: np.ndarray
     prefill_layer_overhead_s: np.ndarray
     admission_steps: np.ndarray
+    attention_dp_prefill_factor: np.ndarray
 
     @property
     def size(self) -> int:
@@ -376,6 +377,12 @@ class StepModel:
     @property
     def _attn_flops(self) -> np.ndarray:
         return self.bf16_peak_flops_per_s * self.attention_compute_fraction
+
+    @property
+    def _prefill_fraction(self) -> np.ndarray:
+        """The GEMM fraction of prompt tokens: prefill_compute_fraction, times
+        attention_dp_prefill_factor where the replica runs attention data-parallel (dp > 1)."""
+        return self.prefill_compute_fraction * np.where(self.dp > 1, self.attention_dp_prefill_factor, 1.0)
 
     @property
     def _moe_comm(self) -> np.ndarray:
@@ -476,8 +483,8 @@ class StepModel:
         p = np.asarray(prompt_tokens, dtype=float)
         weights = self.all_dense_weight_bytes / self._dense_bw + self.all_expert_weight_bytes * self._expert_fraction(p) / self._expert_bw
         gemm = p * (
-            self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self.prefill_compute_fraction)
-            + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self.prefill_compute_fraction)
+            self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self._prefill_fraction)
+            + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self._prefill_fraction)
         )
         t = np.maximum(gemm, weights) + 0.5 * self.total_prefill_attn_flops_per_ctx * p * p / self._attn_flops
         comm = self._tp_allreduce_s(p, self.total_layers, self.total_moe_layers) + self._alltoall_s(p / (self.tp * self.dp), self.total_moe_layers)
@@ -489,9 +496,9 @@ class StepModel:
         prompt length and the activations' communication without latency terms). With attention
         DP the dense and attention part runs on one rank while the others do their own: 1/dp."""
         p = np.asarray(mean_prompt_tokens, dtype=float)
-        dense = self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self.prefill_compute_fraction)
+        dense = self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self._prefill_fraction)
         attn = 0.5 * self.total_prefill_attn_flops_per_ctx * p / self._attn_flops
-        expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self.prefill_compute_fraction)
+        expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self._prefill_fraction)
         ring = np.where(self.tp > 1, 2 * (self.tp - 1) / self.tp, 0.0)
         count = 2 * self.total_layers - np.where(self._moe_comm, self.total_moe_layers, 0.0)
         comm = count * ring * self.hidden * ACT_BYTES / self._tp_bw

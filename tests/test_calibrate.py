@@ -29,6 +29,7 @@ TRUE_DEFAULT = Factors(
     request_overhead_s=40e-3,
     prefill_layer_overhead_s=200e-6,
     admission_steps=2.0,
+    attention_dp_prefill_factor=1.0,
 )
 # what the synthetic "world" changes per group: a device's HBM, an engine's step overhead
 TRUE_OVERRIDES = {

@@ -28,6 +28,7 @@ DEFAULT = """
     request_overhead_ms: 30
     prefill_layer_overhead_us: 100
     admission_steps: 1.5
+    attention_dp_prefill_factor: 1.0
 """
 
 

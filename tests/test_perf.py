@@ -29,6 +29,7 @@ IDEAL = Factors(
     sequence_overhead_s=0.0,
     request_overhead_s=0.0,
     prefill_layer_overhead_s=0.0,
+    attention_dp_prefill_factor=1.0,
     admission_steps=0.0,
 )
 
@@ -117,6 +118,23 @@ def test_prompt_gemms_run_at_their_own_fraction_of_peak(catalog):
     assert float(gemm[0]) == pytest.approx(s.total_dense_flops_per_token / (989.4e12 * 0.5), rel=1e-9)
     b, c = np.array([512.0]), np.array([1500.0])
     assert step.decode_step_s(b, c)[0] == ideal.decode_step_s(b, c)[0]
+
+
+def test_attention_dp_prompt_gemms_take_their_own_factor(catalog):
+    """attention_dp_prefill_factor scales the prompt GEMMs' fraction only where attention runs
+    data-parallel: DeepSeek-V3 fp8 on eight H200 as tp=1 x dp=8 (experts over ep=8) at a factor of
+    0.5 puts a prompt token's GEMM seconds at exactly twice the factor-1 figure, its attention and
+    communication unchanged; the same model at tp=8 (dp 1) is untouched by the factor."""
+    half = Factors(**{**IDEAL.as_dict(), "attention_dp_prefill_factor": 0.5})
+    dp = Layout(tp=1, dp=8, ep=8)
+    tp = Layout(tp=8, ep=8)
+    p = np.array([4096.0])
+    g1, o1 = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=dp).prefill_token_parts(p)
+    g2, o2 = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=dp, factors=half).prefill_token_parts(p)
+    assert float(g2[0]) == pytest.approx(2 * float(g1[0]), rel=1e-12) and float(o2[0]) == pytest.approx(float(o1[0]), rel=1e-12)
+    a = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=tp).prefill_s(p)
+    b = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=tp, factors=half).prefill_s(p)
+    assert float(a[0]) == float(b[0])
 
 
 def test_tensor_parallel_all_reduce_over_the_link(catalog):
@@ -216,7 +234,7 @@ def test_mlperf_tensorrt_builds_pay_no_eager_prefill_overhead(catalog):
     base = table_from_factors(Factors(
         hbm_bandwidth_fraction=0.8, expert_bandwidth_fraction=0.8, kv_bandwidth_fraction=0.9, compute_fraction=0.5, prefill_compute_fraction=0.5,
         attention_compute_fraction=0.4, link_bandwidth_fraction=0.8, burst_fraction=0.1, link_latency_s=1e-5, step_overhead_s=2e-3,
-        sequence_overhead_s=5e-6, request_overhead_s=0.05, prefill_layer_overhead_s=4e-4, admission_steps=1.0,
+        sequence_overhead_s=5e-6, request_overhead_s=0.05, prefill_layer_overhead_s=4e-4, admission_steps=1.0, attention_dp_prefill_factor=1.0,
     ))
     row = [(catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), 1, 1, "fp8", "fp8")]
     eager = build_step_model(row, engine="trtllm", efficiency=base, engine_version="1.2.0")

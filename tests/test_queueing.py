@@ -223,7 +223,7 @@ def test_idealised_factors_give_the_roofline(catalog):
     ideal = Factors(
         hbm_bandwidth_fraction=1.0, expert_bandwidth_fraction=1.0, kv_bandwidth_fraction=1.0, compute_fraction=1.0, prefill_compute_fraction=1.0,
         attention_compute_fraction=1.0, link_bandwidth_fraction=1.0, burst_fraction=0.0, link_latency_s=0.0, step_overhead_s=0.0,
-        sequence_overhead_s=0.0, request_overhead_s=0.0, prefill_layer_overhead_s=0.0, admission_steps=0.0,
+        sequence_overhead_s=0.0, request_overhead_s=0.0, prefill_layer_overhead_s=0.0, admission_steps=0.0, attention_dp_prefill_factor=1.0,
     )
     step = build_step_model([(catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), 1, 1, "bf16", "bf16")], efficiency=table_from_factors(ideal))
     d = Demand(prompt=LengthDist(percentiles=((50.0, 1000.0),)), output=LengthDist(percentiles=((50.0, 200.0),)), ttft_s=(), tpot_s=())
