@@ -44,6 +44,7 @@ from .validate import Setup, build_setup, measured_batch_step_s, predict, ttft_f
 
 # Which groupings may move each factor (beyond its global value).
 D, E, W, A, V, X = "device", "engine", "weight_dtype", "architecture", "engine_version", "vendor"
+_GEMM_LEVELS = ((X,), (D,), (E,), (W,), (A,), (W, A), (X, E), (D, E), (E, V), (D, E, V))
 LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # (X,), (X, E): a vendor's devices share a software stack (ROCm and its vLLM and SGLang builds
     # against CUDA's) and what their datasheets count as peak; the global values are otherwise
@@ -68,10 +69,10 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # experts that each see a fraction of the step's tokens (and MLA's attention runs other kernels):
     # one GEMM efficiency for both made the fit trade dense prefill against MoE prefill (Llama-3.1-70B
     # TTFT 40-80 % high on every engine and device while the MoE rows sat at their median)
-    "compute_fraction": ((X,), (D,), (E,), (W,), (A,), (W, A), (X, E), (D, E), (E, V), (D, E, V)),
-    # prompt tokens' GEMMs apart from decode's (efficiency.py): the same grouping as compute_fraction
-    # without the release levels, which TTFT alone constrains weakly
-    "prefill_compute_fraction": ((X,), (D,), (E,), (W,), (A,), (W, A), (X, E), (D, E), (E, V), (D, E, V)),
+    "compute_fraction": _GEMM_LEVELS,
+    # prompt tokens' GEMMs apart from decode's (efficiency.py), grouped alike: without the release
+    # levels the fit put MI300X's 2025-release prefill slowness on the device, every release
+    "prefill_compute_fraction": _GEMM_LEVELS,
     "attention_compute_fraction": ((E,), (X,), (D,), (A,), (E, V), (D, E, V)),
     "link_bandwidth_fraction": (),  # not fitted: FIXED below
     "link_latency_s": ((E,),),

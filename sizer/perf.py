@@ -482,9 +482,10 @@ class StepModel:
         """Time to prefill one prompt alone, through every stage (PP does not shorten it)."""
         p = np.asarray(prompt_tokens, dtype=float)
         weights = self.all_dense_weight_bytes / self._dense_bw + self.all_expert_weight_bytes * self._expert_fraction(p) / self._expert_bw
+        fraction = self._prefill_fraction
         gemm = p * (
-            self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self._prefill_fraction)
-            + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self._prefill_fraction)
+            self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * fraction)
+            + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * fraction)
         )
         t = np.maximum(gemm, weights) + 0.5 * self.total_prefill_attn_flops_per_ctx * p * p / self._attn_flops
         comm = self._tp_allreduce_s(p, self.total_layers, self.total_moe_layers) + self._alltoall_s(p / (self.tp * self.dp), self.total_moe_layers)
@@ -496,9 +497,10 @@ class StepModel:
         prompt length and the activations' communication without latency terms). With attention
         DP the dense and attention part runs on one rank while the others do their own: 1/dp."""
         p = np.asarray(mean_prompt_tokens, dtype=float)
-        dense = self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * self._prefill_fraction)
+        fraction = self._prefill_fraction
+        dense = self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * fraction)
         attn = 0.5 * self.total_prefill_attn_flops_per_ctx * p / self._attn_flops
-        expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * self._prefill_fraction)
+        expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * fraction)
         ring = np.where(self.tp > 1, 2 * (self.tp - 1) / self.tp, 0.0)
         count = 2 * self.total_layers - np.where(self._moe_comm, self.total_moe_layers, 0.0)
         comm = count * ring * self.hidden * ACT_BYTES / self._tp_bw
