@@ -26,8 +26,10 @@ from .errors import FieldValueError, InputFileError, UnknownNameError
 from .schema import Fields, read_document
 from .workload import _GRID, LengthDist
 
-_ENTRY_KEYS = ("description", "samples", "prompt_tokens", "output_tokens", "notes")
+_ENTRY_KEYS = ("description", "samples", "prompt_tokens", "output_tokens", "latency_bounds", "notes")
 _DIST_KEYS = ("mean", "percentiles", "source")
+_BOUND_KEYS = ("ttft_p99_ms", "tpot_p99_ms")
+SCENARIOS = ("server", "interactive")  # MLPerf's names for Poisson arrivals at a rate, under its two sets of bounds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +88,35 @@ class Dataset:
     output: EmpiricalDist
     prompt_source: str
     output_source: str
+    # The p99 latency bounds (TTFT ms, TPOT ms) a run on this dataset is held to, by scenario
+    # (MLPerf's Server and Interactive: a valid run's rate is the largest its submitter found
+    # within them); empty where the benchmark sets none.
+    latency_bounds: tuple[tuple[str, float, float], ...] = ()
+    bounds_source: str = ""
+
+    def bounds_ms(self, scenario: str) -> tuple[float, float] | None:
+        """(TTFT p99 ms, TPOT p99 ms) of `scenario` (server, interactive), or None."""
+        for name, ttft, tpot in self.latency_bounds:
+            if name == scenario:
+                return ttft, tpot
+        return None
+
+
+def _bounds(f: Fields) -> tuple[tuple[tuple[str, float, float], ...], str]:
+    """The entry's `latency_bounds`: scenario -> {ttft_p99_ms, tpot_p99_ms}, plus their `source`."""
+    if "latency_bounds" not in f.raw:
+        return (), ""
+    sub = f.sub("latency_bounds", default_empty=False)
+    out = []
+    for name in sub.raw:
+        if name == "source":
+            continue
+        if name not in SCENARIOS:
+            raise sub.fail_value(str(name), f"unknown scenario; expected one of {', '.join(SCENARIOS)} (or source)")
+        b = sub.sub(name, default_empty=False)
+        b.check_keys(_BOUND_KEYS)
+        out.append((str(name), b.number("ttft_p99_ms", gt=0), b.number("tpot_p99_ms", gt=0)))
+    return tuple(out), sub.string("source", "")
 
 
 def _dist(f: Fields, key: str) -> tuple[EmpiricalDist, str]:
@@ -124,6 +155,7 @@ def _load(path: str, mtime_ns: int) -> dict[str, Dataset]:
         f.check_keys(_ENTRY_KEYS)
         prompt, ps = _dist(f, "prompt_tokens")
         output, os_ = _dist(f, "output_tokens")
+        bounds, bounds_source = _bounds(f)
         out[str(name).lower()] = Dataset(
             name=str(name),
             description=f.string("description", ""),
@@ -132,6 +164,8 @@ def _load(path: str, mtime_ns: int) -> dict[str, Dataset]:
             output=output,
             prompt_source=ps,
             output_source=os_,
+            latency_bounds=bounds,
+            bounds_source=bounds_source,
         )
     return out
 

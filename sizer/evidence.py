@@ -161,7 +161,9 @@ def _log_error(measured: float | None, predicted: float | None) -> float | None:
 
 def _errors(result, rate_steps_s: dict[str, float] | None = None) -> tuple[float | None, float | None, float | None]:
     """A scoring row's log errors (TPOT, TTFT, throughput). A rate row (Poisson arrivals: MLPerf
-    Server, Interactive) keeps its throughput error; its TPOT error is the step's at the running
+    Server, Interactive) keeps its throughput error, which for a run at the largest rate within
+    its bounds is the model's largest rate within them against the run's (validate.bounded_rates_rps:
+    the figure the bands act on); its TPOT error is the step's at the running
     batch the row implies (validate.rate_row_steps_s), and it has no TTFT error: the bands stretch
     every step by the TPOT error, and an open loop's TPOT and TTFT at its rate carry the model's
     population too, which near a replica's capacity multiplies a step error many times (the 68

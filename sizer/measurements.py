@@ -369,6 +369,7 @@ class MeasuredRow:
     samples_per_s: float | None = None  # completed requests/s (per replica), when the source gives it
     max_num_batched_tokens: float | None = None  # the engine's prompt-token budget per step, when the source gives it
     max_num_seqs: int | None = None  # the running-sequence cap one engine instance was launched with, when the source gives it
+    scenario: str = ""  # MLPerf's scenario when the kind column names it (server, interactive): the bounds its rate was the largest within
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -420,6 +421,10 @@ class Resolved:
     decode_workers: int = 0
     prompt: "LengthDist | None" = None  # the dataset's prompt lengths (None: fixed row.isl)
     output: "LengthDist | None" = None  # its output lengths, scaled to the measured tokens per request
+    # A rate row on a dataset whose benchmark bounds its latencies (MLPerf Server, Interactive):
+    # (TTFT p99 s, TPOT p99 s) its rate was the largest within, and where that rule is written
+    latency_bounds_s: tuple[float, float] | None = None
+    bounds_source: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -561,6 +566,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     dp = cells.whole("attention_dp_size", 1)
     given_kind = get("kind").lower()
     kind = KIND_ALIASES.get(given_kind, given_kind) or ("rate" if rate is not None else "batch" if infinite_rate else "concurrency")
+    scenario = given_kind if given_kind in KIND_ALIASES else ""
     if kind not in KINDS:
         cells.bad(f"kind: expected one of {', '.join(KINDS)} (or MLPerf's server, interactive), got {get('kind')!r}")
     if infinite_rate and kind != "batch":
@@ -627,6 +633,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         samples_per_s=per(sps),
         max_num_batched_tokens=budget,
         max_num_seqs=seqs_cap,
+        scenario=scenario,
     )
 
 
@@ -687,8 +694,8 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         f = Fields(item, label, f"rows[{i}]")
         f.check_keys(_PUBLISHED_KEYS)
         f.string("source")
-        kind = f.string("kind", choices=(*KINDS, *KIND_ALIASES))
-        kind = KIND_ALIASES.get(kind, kind)  # MLPerf's scenario names, as in the CSV
+        given_kind = f.string("kind", choices=(*KINDS, *KIND_ALIASES))
+        kind = KIND_ALIASES.get(given_kind, given_kind)  # MLPerf's scenario names, as in the CSV
         replicas = f.integer("replicas", 1, ge=1)
         thr = f.number("output_tokens_per_s", None, gt=0)
         per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
@@ -723,6 +730,7 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 replicas=replicas,
                 samples_per_s=per(f.number("samples_per_s", None, gt=0)),
                 max_num_seqs=f.integer("max_num_seqs", None, ge=1),
+                scenario=given_kind if given_kind in KIND_ALIASES else "",
             )
         )
     return out
@@ -849,6 +857,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     if model.model_type in UNMODELLED:
         return Skipped(row=row, reason=f"{model_name}: {UNMODELLED[model.model_type]}")
     prompt = output = None
+    bounds, bounds_source = None, ""
     if row.dataset:
         from .datasets import dataset
 
@@ -860,6 +869,12 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         per_request = row.measured_output_tokens_per_request
         if per_request:
             output = output.scaled_to_mean(per_request)  # the tokens this run generated per request
+        if row.kind == "rate":
+            # a rate row names its scenario by its kind column (interactive); a plain rate or
+            # server row on an MLPerf dataset ran under the Server bounds
+            ms = named.bounds_ms(row.scenario or "server")
+            if ms is not None:
+                bounds, bounds_source = (ms[0] / 1000.0, ms[1] / 1000.0), named.bounds_source
     ratio = harness_flags(row).get("range_ratio")
     if ratio and not row.dataset:
         prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)
@@ -914,7 +929,10 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     reason = _layout_reason(model, gpu, lay, row.moe_tp, row.moe_ep)
     if reason:
         return Skipped(row=row, reason=reason)
-    return Resolved(row=row, model=model, model_name=model_name, gpu=gpu, layout=lay, weight_dtype=wd, kv_dtype=kv, prompt=prompt, output=output)
+    return Resolved(
+        row=row, model=model, model_name=model_name, gpu=gpu, layout=lay, weight_dtype=wd, kv_dtype=kv, prompt=prompt, output=output,
+        latency_bounds_s=bounds, bounds_source=bounds_source,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

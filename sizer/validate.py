@@ -289,6 +289,39 @@ def rate_row_steps_s(rows: list[MeasuredRow], catalog: Catalog, efficiency: Effi
     return {res.row.row_id: float(t[i]) for i, res in enumerate(resolved) if math.isfinite(t[i]) and t[i] > 0}
 
 
+def bounded_rates_rps(setup: Setup, step: StepModel | None = None) -> dict[int, float]:
+    """For each rate row of `setup` with latency bounds (Resolved.latency_bounds_s: an MLPerf
+    Server or Interactive run, whose rate is the largest its submitter found within the
+    benchmark's p99 TTFT and TPOT bounds), row index -> the model's largest rate per replica within
+    the same bounds: queueing.max_rate, the search the planner sizes every replica with, on the
+    row's own length distributions, KV pool, running-sequence cap and token budget.
+
+    The row's rate is what its harness sent, so the model's throughput at that rate is the rate
+    times the output length whatever the model (an error of about 1 %, the output length's, that
+    says nothing of the model's speed). What such a run measures of the system is the rate itself:
+    the largest it sustains within the bounds. So the row's predicted throughput is the model's
+    largest rate within them, and its throughput error is the error of the figure a plan is sized
+    by (a replica's largest rate within its SLO bounds). Its TTFT and TPOT are still predicted at
+    the rate it ran (predict)."""
+    from .queueing import Demand, Limits, max_rate
+
+    step = step if step is not None else setup.step
+    out: dict[int, float] = {}
+    for i, res in enumerate(setup.resolved):
+        if setup.kind[i] != 1 or res.latency_bounds_s is None or res.prompt is None or res.output is None:
+            continue
+        ttft_s, tpot_s = res.latency_bounds_s
+        demand = Demand(prompt=res.prompt, output=res.output, ttft_s=(("p99", ttft_s),), tpot_s=(("p99", tpot_s),))
+        seqs = max(float(setup.capacity[i]), 1.0)
+        limits = Limits(
+            max_concurrency=np.array([seqs]),
+            max_num_seqs=np.array([min(seqs, running_cap(res))]),
+            max_num_batched_tokens=np.array([setup.budget[i]]),
+        )
+        out[i] = float(max_rate(step.take(np.array([i])), demand, limits).max_rate_rps[0])
+    return out
+
+
 def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None = None) -> np.ndarray:
     """The step time of rows `idx` of `setup` (rate rows that measured TPOT) at the running batch
     each row implies, D = rate x (E[O] - 1) x TPOT, under `step` (default the setup's; the
@@ -358,6 +391,11 @@ class RowResult:
     predicted_tpot_ms: float | None
     predicted_tokens_per_s: float | None
     copy_of: str | None = None  # the id of an earlier row reporting the same run (measurements.copies): scored once, there
+    # A rate row run at the largest rate within stated p99 bounds (MLPerf Server, Interactive): the
+    # model's largest rate within the same bounds (queueing.max_rate, the planner's own search),
+    # whose tokens/s is the row's predicted throughput
+    predicted_max_rate_rps: float | None = None
+    latency_bounds_ms: tuple[float, float] | None = None
 
     def measured(self, metric: str) -> float | None:
         return {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
@@ -462,6 +500,7 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
     if resolved:
         setup = build_setup(resolved, table)
         pred = predict(setup)
+        bounded = bounded_rates_rps(setup)
         copy_of = copies([res.row for res in resolved])
         for i, res in enumerate(resolved):
             results.append(
@@ -476,8 +515,10 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
                     moe=res.model.is_moe,
                     predicted_ttft_ms=_finite(pred.ttft_s[i] * 1000) if res.row.ttft_ms is not None or res.row.kind != "offline" else None,
                     predicted_tpot_ms=_finite(pred.tpot_s[i] * 1000),
-                    predicted_tokens_per_s=_finite(pred.output_tokens_per_s[i]),
+                    predicted_tokens_per_s=_finite(bounded[i] * res.output.mean if i in bounded else pred.output_tokens_per_s[i]),
                     copy_of=copy_of.get(res.row.row_id),
+                    predicted_max_rate_rps=_finite(bounded[i]) if i in bounded else None,
+                    latency_bounds_ms=tuple(b * 1000.0 for b in res.latency_bounds_s) if i in bounded else None,
                 )
             )
     source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
@@ -686,6 +727,8 @@ def report_dict(report: Report) -> dict:
                 "predicted_tpot_ms": _round(r.predicted_tpot_ms, 4),
                 "measured_tokens_per_s": _round(r.row.throughput_tokens_per_s, 2),
                 "predicted_tokens_per_s": _round(r.predicted_tokens_per_s, 2),
+                "predicted_max_rate_rps": _round(r.predicted_max_rate_rps, 4),
+                "latency_bounds_p99_ms": None if r.latency_bounds_ms is None else {"ttft": r.latency_bounds_ms[0], "tpot": r.latency_bounds_ms[1]},
                 "ttft_ape": _round(r.ape("ttft")),
                 "tpot_ape": _round(r.ape("tpot")),
                 "throughput_ape": _round(r.ape("throughput")),

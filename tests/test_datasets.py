@@ -236,3 +236,76 @@ def test_an_mlperf_run_is_fitted_and_predicted_as_its_harness_not_its_base_relea
     pred = predict(build_setup(resolved[:3])).output_tokens_per_s
     assert pred[0] == pytest.approx(pred[1], rel=1e-9) and pred[0] == pytest.approx(pred[2], rel=1e-9)
     assert 0.85 * 2835 < pred[0] < 1.15 * 3063
+
+
+def test_mlperf_latency_bounds_are_the_loadgen_configs():
+    """The p99 bounds a valid Server / Interactive run holds, as MLCommons' LoadGen config sets
+    them (mlcommons/inference@001712e9daf80386e0dda43f97b8f36981d792c4:loadgen/mlperf.conf, in ms):
+    llama2-70b 2000 / 200 and -interactive 450 / 40; mixtral-8x7b 2000 / 200 (no interactive);
+    llama3_1-405b 6000 / 175 and 4500 / 80; llama3_1-8b 2000 / 100 and 500 / 30; deepseek-r1
+    2000 / 80 and 1500 / 15; `*.Server.target_latency_percentile = 99`."""
+    known = load_datasets()
+    expected = {
+        "mlperf-llama2-70b": {"server": (2000, 200), "interactive": (450, 40)},
+        "mlperf-mixtral-8x7b": {"server": (2000, 200), "interactive": None},
+        "mlperf-llama3.1-405b": {"server": (6000, 175), "interactive": (4500, 80)},
+        "mlperf-llama3.1-8b": {"server": (2000, 100), "interactive": (500, 30)},
+        "mlperf-deepseek-r1": {"server": (2000, 80), "interactive": (1500, 15)},
+    }
+    for name, scenarios in expected.items():
+        d = known[name]
+        assert "loadgen/mlperf.conf" in d.bounds_source
+        for scenario, bounds in scenarios.items():
+            assert d.bounds_ms(scenario) == bounds, (name, scenario)
+
+
+def test_a_rate_row_takes_its_scenarios_bounds(tmp_path, catalog):
+    """kind interactive takes the Interactive bounds, server and a plain rate row on an MLPerf
+    dataset the Server bounds; a rate row of fixed lengths (no benchmark bounds) takes none."""
+    rows = _mlperf_csv(
+        tmp_path,
+        "int,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,interactive,mlperf-llama2-70b,,,1,8,40,,,300,30\n"
+        "srv2,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,server,mlperf-llama2-70b,,,1,8,40,,,300,30\n"
+        "plain,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,rate,,1024,256,1,1,2,,,300,30\n",
+    )
+    got = {r.row_id: (r.scenario, resolve(r, catalog).latency_bounds_s) for r in rows}
+    assert got == {"srv": ("", (2.0, 0.2)), "int": ("interactive", (0.45, 0.04)), "srv2": ("server", (2.0, 0.2)), "plain": ("", None)}
+
+
+def test_a_bound_runs_throughput_is_the_models_largest_rate_within_its_bounds(tmp_path, catalog):
+    """An MLPerf Server or Interactive run's rate is the largest its submitter found within the
+    bounds, so its predicted throughput is the model's largest rate within the same bounds
+    (queueing.max_rate, the planner's search) times the row's mean output, not its own rate times
+    it (an open loop delivers whatever arrives). The model holds both p99 bounds at that rate and
+    breaks one 5 % above it; the Interactive bounds (450 / 40 ms) allow less than the Server's."""
+    from sizer.queueing import Demand, Limits, evaluate_load
+    from sizer.validate import validate_rows, running_cap
+
+    rows = _mlperf_csv(tmp_path, "int,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,interactive,mlperf-llama2-70b,,,1,8,73.66,21028.23,71.74,300,30\n")
+    report = validate_rows(rows, catalog)
+    srv, inter = (next(r for r in report.results if r.row.row_id == k) for k in ("srv", "int"))
+    res = resolve(rows[0], catalog)
+    assert srv.latency_bounds_ms == (2000.0, 200.0) and inter.latency_bounds_ms == (450.0, 40.0)
+    assert srv.predicted_tokens_per_s == pytest.approx(srv.predicted_max_rate_rps * res.output.mean, rel=1e-9)
+    assert srv.predicted_tokens_per_s != pytest.approx(73.66 / 8 * res.output.mean, rel=1e-3)
+    assert 0 < inter.predicted_max_rate_rps < srv.predicted_max_rate_rps
+    setup = build_setup([res])
+    demand = Demand(prompt=res.prompt, output=res.output, ttft_s=(("p99", 2.0),), tpot_s=(("p99", 0.2),))
+    seqs = setup.capacity[0]
+    limits = Limits(max_concurrency=np.array([seqs]), max_num_seqs=np.array([min(seqs, running_cap(res))]), max_num_batched_tokens=setup.budget)
+    at = evaluate_load(setup.step, np.array([srv.predicted_max_rate_rps]), demand, limits)
+    assert at.ttft_s["p99"][0] <= 2.0 and at.tpot_s["p99"][0] <= 0.2
+    above = evaluate_load(setup.step, np.array([1.05 * srv.predicted_max_rate_rps]), demand, limits)
+    assert not (above.stable[0] and above.ttft_s["p99"][0] <= 2.0 and above.tpot_s["p99"][0] <= 0.2)
+
+
+def test_latency_bounds_of_an_unknown_scenario_are_one_clear_error(tmp_path):
+    from sizer.errors import SizerError
+
+    (tmp_path / "datasets.yaml").write_text(
+        "datasets:\n  d:\n    prompt_tokens: {percentiles: {0: 10, 100: 20}}\n    output_tokens: {percentiles: {0: 10, 100: 20}}\n"
+        "    latency_bounds:\n      offline: {ttft_p99_ms: 1, tpot_p99_ms: 1}\n"
+    )
+    with pytest.raises(SizerError) as err:
+        load_datasets(tmp_path)
+    assert "datasets.yaml: datasets.d.latency_bounds.offline: unknown scenario; expected one of server, interactive" in str(err.value)
