@@ -289,6 +289,10 @@ def test_a_bound_runs_throughput_is_the_models_largest_rate_within_its_bounds(tm
     assert srv.predicted_tokens_per_s == pytest.approx(srv.predicted_max_rate_rps * res.output.mean, rel=1e-9)
     assert srv.predicted_tokens_per_s != pytest.approx(73.66 / 8 * res.output.mean, rel=1e-3)
     assert 0 < inter.predicted_max_rate_rps < srv.predicted_max_rate_rps
+    from sizer.validate import report_dict
+
+    row = next(x for x in report_dict(report)["rows"] if x["id"] == "int")
+    assert (row["ttft_bound_p99_ms"], row["tpot_bound_p99_ms"]) == (450.0, 40.0) and row["predicted_max_rate_rps"] == pytest.approx(inter.predicted_max_rate_rps, rel=1e-3)
     setup = build_setup([res])
     demand = Demand(prompt=res.prompt, output=res.output, ttft_s=(("p99", 2.0),), tpot_s=(("p99", 0.2),))
     seqs = setup.capacity[0]
