@@ -836,6 +836,12 @@ def render_table(report: Report, rows: str = "all") -> str:
     if sep:
         out.append("\n".join(textwrap.wrap("(" + method, 100, initial_indent=" " * 14, subsequent_indent=" " * 14, break_on_hyphens=False)))
     out.append("error         absolute percentage error |predicted - measured| / measured: median and 90th percentile")
+    bounded = sum(1 for r in report.results if r.predicted_max_rate_rps is not None)
+    if bounded:
+        out.append(
+            f"bound runs    {bounded:,} MLPerf Server/Interactive runs: throughput predicted as the model's largest rate within "
+            "their p99 bounds (catalogs/datasets.yaml latency_bounds), TTFT and TPOT at the rate they ran"
+        )
     out.append("")
     score = summary(report, "score")
     groups = {"overall": score["overall"]}
