@@ -816,6 +816,24 @@ def _layout_reason(model: ModelArch, gpu: Gpu, lay: Layout, moe_tp: int, moe_ep:
     return None
 
 
+# An MLPerf result's path names its benchmark and scenario:
+# <division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_1/mlperf_log_summary.txt
+_MLPERF_RESULT = re.compile(r"/results/[^/]+/([^/]+)/(Server|Interactive|Offline)/", re.IGNORECASE)
+
+
+def rate_scenario(row: "MeasuredRow") -> str:
+    """The scenario whose latency bounds a rate row ran under: interactive when its kind column says
+    so, or when its source is an MLPerf result of an Interactive scenario or of an -interactive
+    benchmark (v5.0 and v5.1 file llama2-70b-interactive-99 under the Server scenario, v6.0 under
+    Interactive); else server (a plain rate or server row on an MLPerf dataset)."""
+    if row.scenario == "interactive":
+        return "interactive"
+    m = _MLPERF_RESULT.search(row.source or "")
+    if m and (m.group(2).lower() == "interactive" or "interactive" in m.group(1).lower()):
+        return "interactive"
+    return "server"
+
+
 def mlperf_release(row: "MeasuredRow") -> str:
     """The release label under which a row measured on an MLPerf dataset (`mlperf-*`) is fitted
     and predicted: "mlperf-<the release it names>", which the efficiency table reads as "mlperf"
@@ -870,9 +888,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         if per_request:
             output = output.scaled_to_mean(per_request)  # the tokens this run generated per request
         if row.kind == "rate":
-            # a rate row names its scenario by its kind column (interactive); a plain rate or
-            # server row on an MLPerf dataset ran under the Server bounds
-            ms = named.bounds_ms(row.scenario or "server")
+            ms = named.bounds_ms(rate_scenario(row))
             if ms is not None:
                 bounds, bounds_source = (ms[0] / 1000.0, ms[1] / 1000.0), named.bounds_source
     ratio = harness_flags(row).get("range_ratio")

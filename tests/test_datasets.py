@@ -272,6 +272,25 @@ def test_a_rate_row_takes_its_scenarios_bounds(tmp_path, catalog):
     assert got == {"srv": ("", (2.0, 0.2)), "int": ("interactive", (0.45, 0.04)), "srv2": ("server", (2.0, 0.2)), "plain": ("", None)}
 
 
+def test_an_interactive_benchmark_filed_under_server_takes_the_interactive_bounds(tmp_path, catalog):
+    """MLPerf v5.0 and v5.1 file llama2-70b-interactive-99 under the Server scenario (v6.0 under
+    Interactive): a row whose source is such a result takes the Interactive bounds whatever its
+    kind column says, unless that says interactive already; an -99 Server result the Server ones."""
+    from dataclasses import replace
+
+    (row,) = _mlperf_csv(tmp_path)
+    base = "mlcommons/inference_results_v5.0@0:closed/X/results/SYS/{}/{}/performance/run_1/mlperf_log_summary.txt"
+    cases = {
+        ("llama2-70b-interactive-99", "Server", "server"): (0.45, 0.04),
+        ("llama2-70b-99", "Interactive", ""): (0.45, 0.04),
+        ("llama2-70b-99", "Server", "server"): (2.0, 0.2),
+        ("llama2-70b-99.9", "Server", ""): (2.0, 0.2),
+    }
+    for (bench, scenario, kind), bounds in cases.items():
+        r = replace(row, source=base.format(bench, scenario), scenario=kind)
+        assert resolve(r, catalog).latency_bounds_s == bounds, (bench, scenario)
+
+
 def test_a_bound_runs_throughput_is_the_models_largest_rate_within_its_bounds(tmp_path, catalog):
     """An MLPerf Server or Interactive run's rate is the largest its submitter found within the
     bounds, so its predicted throughput is the model's largest rate within the same bounds
