@@ -659,6 +659,21 @@ GROUPS = (
 )
 
 
+def bounded_rates(report: Report, role: str | None = "score") -> dict | None:
+    """The runs at the largest rate within their p99 bounds (MLPerf Server, Interactive) of `role`,
+    each run once: the model's largest rate within the same bounds against the rate submitted.
+    `n`, `median_ape` and `p90_ape` (percent) and `median_log_ratio` (log(model / submitted):
+    above 0, the model would size a replica for more than the run sustained); None without such
+    runs."""
+    runs = [r for r in report.results if r.predicted_max_rate_rps is not None and r.copy_of is None and (role is None or r.role == role)]
+    pairs = [(r.predicted_max_rate_rps, r.row.request_rate_rps) for r in runs if r.row.request_rate_rps]
+    if not pairs:
+        return None
+    apes = [abs(p / m - 1.0) * 100.0 for p, m in pairs]
+    logs = [math.log(p / m) if p > 0 else -math.inf for p, m in pairs]
+    return {"n": len(pairs), "median_ape": _round(_pct(apes, 50)), "p90_ape": _round(_pct(apes, 90)), "median_log_ratio": _round(_pct(logs, 50), 4)}
+
+
 def summary(report: Report, role: str | None = "score") -> dict:
     """Median and p90 APE (percent) overall and by device, engine, model and dense/MoE, for the
     rows of `role` (None: all rows)."""
@@ -740,6 +755,7 @@ def report_dict(report: Report) -> dict:
     head = dict(score["overall"])
     head["skipped"] = len(report.skipped)
     head["copies"] = sum(1 for r in report.results if r.role == "score" and r.copy_of is not None)
+    head["bounded_rate"] = bounded_rates(report, "score" if report.roles_used else None)
     if report.coverage is not None:
         head.update(report.coverage)
     out = {
@@ -842,6 +858,10 @@ def render_table(report: Report, rows: str = "all") -> str:
             f"bound runs    {bounded:,} MLPerf Server/Interactive runs: throughput predicted as the model's largest rate within "
             "their p99 bounds (catalogs/datasets.yaml latency_bounds), TTFT and TPOT at the rate they ran"
         )
+        b = bounded_rates(report, "score" if roles else None)
+        if b is not None:
+            signed = "" if b["median_log_ratio"] is None else f", model / submitted {math.exp(b['median_log_ratio']) - 1:+.1%} at the median"
+            out.append(f"              largest rate against the submitted, {b['n']:,} {'scoring ' if roles else ''}runs: median {b['median_ape']:.1f} %, p90 {b['p90_ape']:.1f} %{signed}")
     out.append("")
     score = summary(report, "score")
     groups = {"overall": score["overall"]}

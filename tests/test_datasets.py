@@ -332,3 +332,22 @@ def test_latency_bounds_of_an_unknown_scenario_are_one_clear_error(tmp_path):
     with pytest.raises(SizerError) as err:
         load_datasets(tmp_path)
     assert "datasets.yaml: datasets.d.latency_bounds.offline: unknown scenario; expected one of server, interactive" in str(err.value)
+
+
+def test_the_summary_scores_bound_runs_largest_rates_by_hand(tmp_path, catalog):
+    """summary.bounded_rate over two bound runs submitted at 8 req/s a replica, the model's
+    largest rates 10 and 6 (set by hand): 25 % off each (|10/8 - 1|, |6/8 - 1|), so median and
+    p90 25 %; log ratios log 1.25 = +0.2231 and log 0.75 = -0.2877, median their mean -0.0323."""
+    from dataclasses import replace
+
+    from sizer.validate import Report, bounded_rates, report_dict, validate_rows
+
+    rows = _mlperf_csv(tmp_path, "srv2,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,server,mlperf-llama2-70b,,,1,8,73.66,21028.23,71.74,1006.33,143.10\n")
+    report = validate_rows(rows, catalog)
+    a, b = (replace(r, row=replace(r.row, request_rate_rps=8.0), predicted_max_rate_rps=x, copy_of=None) for r, x in zip(report.results, (10.0, 6.0)))
+    by_hand = Report(results=(a, b), skipped=(), efficiency_source="", measurements="", roles_used=False)
+    got = bounded_rates(by_hand, None)
+    assert got == {"n": 2, "median_ape": 25.0, "p90_ape": 25.0, "median_log_ratio": -0.0323}
+    assert report_dict(by_hand)["summary"]["bounded_rate"] == got
+    fixed = Report(results=(replace(a, predicted_max_rate_rps=None),), skipped=(), efficiency_source="", measurements="", roles_used=False)
+    assert bounded_rates(fixed, None) is None
