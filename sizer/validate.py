@@ -656,6 +656,9 @@ GROUPS = (
     ("engine", lambda r: r.row.engine),
     ("model", lambda r: r.model),
     ("architecture", lambda r: "moe" if r.moe else "dense"),
+    # the loop the row was measured under: closed loop of clients, Poisson rate (MLPerf Server,
+    # Interactive), every request at once (offline, batch), disaggregated serving
+    ("kind", lambda r: "disagg" if r.row.mode == "disagg" else r.row.kind),
 )
 
 
@@ -675,7 +678,7 @@ def bounded_rates(report: Report, role: str | None = "score") -> dict | None:
 
 
 def summary(report: Report, role: str | None = "score") -> dict:
-    """Median and p90 APE (percent) overall and by device, engine, model and dense/MoE, for the
+    """Median and p90 APE (percent) overall and by device, engine, model, dense/MoE and kind of run, for the
     rows of `role` (None: all rows)."""
     chosen = [r for r in report.results if role is None or r.role == role]
     out: dict = {"overall": _stats_dict(stats(chosen))}
