@@ -76,6 +76,19 @@ class Setup:
 _KINDS = {"concurrency": 0, "rate": 1, "offline": 2, "batch": 4}
 
 
+def row_release(row) -> str | None:
+    """The engine release whose defaults a row ran with: its `backend_version` where that names a
+    release (0.6.3, 1.0.0rc3, nightly-..., whose digits order it after every numbered release), else
+    None (the engine's default release): an empty cell, a label without digits (gpt-oss-dev), or an
+    MLPerf label (mlperf-v4.1: a submitter's harness, which sets its own limits)."""
+    from .engines import _version_tuple
+
+    v = (row.engine_version or "").strip()
+    if not v or v.lower().startswith("mlperf") or _version_tuple(v) == (0,):
+        return None
+    return v
+
+
 def _engine_settings(res: Resolved, layout_tp: int):
     from .engines import EngineOverrides, engine_policy
     from .measurements import harness_flags
@@ -83,7 +96,10 @@ def _engine_settings(res: Resolved, layout_tp: int):
     ctx = int(max(res.row.isl + res.row.osl, 1) if res.prompt is None else res.prompt.quantile(100) + (res.output.quantile(100) if res.output else res.row.osl))
     # the memory fraction the row's harness launched with (measurements.harness_flags), else the engine's rule
     overrides = EngineOverrides(memory_fraction=harness_flags(res.row).get("memory_fraction"))
-    return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=None, overrides=overrides, max_model_len=ctx)
+    # the defaults of the release the row ran (vLLM V0's 256 sequences and a budget of the context
+    # where V1 takes 1,024 and 8,192 on a large GPU; SGLang's memory rule by release), not of the
+    # release sizer plans for
+    return engine_policy(res.row.engine).settings(res.gpu, res.model, layout_tp, version=row_release(res.row), overrides=overrides, max_model_len=ctx)
 
 
 def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:

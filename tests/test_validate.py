@@ -640,3 +640,24 @@ def test_a_running_cap_that_is_not_a_whole_number_skips_the_row(tmp_path, catalo
     report = validate_rows(read_csv(p), catalog)
     assert [r.row.row_id for r in report.results] == ["r"]
     assert [(s.row.row_id, s.reason) for s in report.skipped] == [("bad", "max_num_seqs: expected a whole number >= 1, got '2.5'")]
+
+
+def test_a_rows_engine_defaults_are_its_releases(tmp_path, catalog):
+    """A row runs its own release's defaults, not those of the release sizer plans for. vLLM V0
+    (0.6.3, vllm/config.py SchedulerConfig) without chunked prefill (a context under 32K) budgets
+    max(max_model_len, 2048) tokens a step: here 10,000 + 122; V1 (0.19, EngineArgs
+    get_batch_defaults) budgets 8,192 on a GPU of 70 GiB or more. An empty release, a label without
+    digits and an MLPerf label take the engine's default release."""
+    from sizer.measurements import resolve
+    from sizer.validate import kv_capacity_sequences, row_release
+
+    head = "id,model_path,system,backend,backend_version,precision,kind,isl,osl,concurrency,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    line = "{v},meta-llama/Llama-3.1-405B-Instruct,mi300x,vllm,{v},bf16,batch,10000,122,8,8,50000,400\n"
+    p = tmp_path / "m.csv"
+    p.write_text(head + "".join(line.format(v=v) for v in ("0.6.3", "0.19.0", "", "gpt-oss-dev", "mlperf-v4.1")))
+    rows = {r.row_id if r.engine_version else "empty": r for r in read_csv(p)}
+    budgets = {k: kv_capacity_sequences(resolve(r, catalog))[1] for k, r in rows.items()}
+    assert budgets["0.6.3"] == 10122
+    assert budgets["0.19.0"] == 8192
+    assert budgets["empty"] == budgets["gpt-oss-dev"] == budgets["mlperf-v4.1"] == 8192
+    assert [row_release(rows[k]) for k in ("0.6.3", "0.19.0", "empty", "gpt-oss-dev", "mlperf-v4.1")] == ["0.6.3", "0.19.0", None, None, None]
