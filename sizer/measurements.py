@@ -422,9 +422,8 @@ class Resolved:
     prompt: "LengthDist | None" = None  # the dataset's prompt lengths (None: fixed row.isl)
     output: "LengthDist | None" = None  # its output lengths, scaled to the measured tokens per request
     # A rate row on a dataset whose benchmark bounds its latencies (MLPerf Server, Interactive):
-    # (TTFT p99 s, TPOT p99 s) its rate was the largest within, and where that rule is written
+    # (TTFT p99 s, TPOT p99 s) its rate was the largest within (the source: the dataset's bounds_source)
     latency_bounds_s: tuple[float, float] | None = None
-    bounds_source: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -875,7 +874,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     if model.model_type in UNMODELLED:
         return Skipped(row=row, reason=f"{model_name}: {UNMODELLED[model.model_type]}")
     prompt = output = None
-    bounds, bounds_source = None, ""
+    bounds = None
     if row.dataset:
         from .datasets import dataset
 
@@ -890,7 +889,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         if row.kind == "rate":
             ms = named.bounds_ms(rate_scenario(row))
             if ms is not None:
-                bounds, bounds_source = (ms[0] / 1000.0, ms[1] / 1000.0), named.bounds_source
+                bounds = (ms[0] / 1000.0, ms[1] / 1000.0)
     ratio = harness_flags(row).get("range_ratio")
     if ratio and not row.dataset:
         prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)
@@ -947,7 +946,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         return Skipped(row=row, reason=reason)
     return Resolved(
         row=row, model=model, model_name=model_name, gpu=gpu, layout=lay, weight_dtype=wd, kv_dtype=kv, prompt=prompt, output=output,
-        latency_bounds_s=bounds, bounds_source=bounds_source,
+        latency_bounds_s=bounds,
     )
 
 

@@ -305,7 +305,7 @@ def rate_row_steps_s(rows: list[MeasuredRow], catalog: Catalog, efficiency: Effi
     return {res.row.row_id: float(t[i]) for i, res in enumerate(resolved) if math.isfinite(t[i]) and t[i] > 0}
 
 
-def bounded_rates_rps(setup: Setup, step: StepModel | None = None) -> dict[int, float]:
+def bounded_rates_rps(setup: Setup) -> dict[int, float]:
     """For each rate row of `setup` with latency bounds (Resolved.latency_bounds_s: an MLPerf
     Server or Interactive run, whose rate is the largest its submitter found within the
     benchmark's p99 TTFT and TPOT bounds), row index -> the model's largest rate per replica within
@@ -321,7 +321,6 @@ def bounded_rates_rps(setup: Setup, step: StepModel | None = None) -> dict[int, 
     the rate it ran (predict)."""
     from .queueing import Demand, Limits, max_rate
 
-    step = step if step is not None else setup.step
     out: dict[int, float] = {}
     for i, res in enumerate(setup.resolved):
         if setup.kind[i] != 1 or res.latency_bounds_s is None or res.prompt is None or res.output is None:
@@ -334,7 +333,7 @@ def bounded_rates_rps(setup: Setup, step: StepModel | None = None) -> dict[int, 
             max_num_seqs=np.array([min(seqs, running_cap(res))]),
             max_num_batched_tokens=np.array([setup.budget[i]]),
         )
-        out[i] = float(max_rate(step.take(np.array([i])), demand, limits).max_rate_rps[0])
+        out[i] = float(max_rate(setup.step.take(np.array([i])), demand, limits).max_rate_rps[0])
     return out
 
 
