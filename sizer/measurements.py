@@ -198,6 +198,13 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
                                         --chunked-prefill-size 16384` (without attention DP, the only
                                         branch until 94d496862, 2026-06-23)
 
+    The scripts set the running-request cap (with --cuda-graph-max-bs) "as the maximum concurrency",
+    and the workflow's search space stays within it (.github/configs/nvidia-master.yaml
+    dsr1-fp8-b200-sglang @12ba0ae07, 2026-03-25: CONC 4-64 at TP 8). A row run at a higher
+    concurrency was launched some other way: its cap is not known, and the KV pool decides. (The
+    six such rows, CONC 256 and 512 at TP 8, ran 239-491 sequences at once by their own throughput
+    x TPOT, where a cap of 128 would have held them to 128.)
+
     Returned keys: recv_interval (queueing.ContextHold), max_num_seqs (the running-request cap),
     memory_fraction, max_num_batched_tokens."""
     model, system = row.model_id.strip().lower(), row.system.strip().lower()
@@ -207,11 +214,16 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
     recv = 30 if conc >= 16 else 10
     if row.precision == "fp8":
         if row.tp == 4 and measured_on(row) >= "2026-01-21":
-            return {"recv_interval": 10, "max_num_seqs": 32, "memory_fraction": 0.95, "max_num_batched_tokens": 8192}
-        return {"recv_interval": recv, "max_num_seqs": 128, "memory_fraction": 0.82, "max_num_batched_tokens": 32768}
-    if row.precision == "fp4":
-        return {"recv_interval": recv, "max_num_seqs": 256, "memory_fraction": 0.85, "max_num_batched_tokens": 16384}
-    return {}
+            flags = {"recv_interval": 10, "max_num_seqs": 32, "memory_fraction": 0.95, "max_num_batched_tokens": 8192}
+        else:
+            flags = {"recv_interval": recv, "max_num_seqs": 128, "memory_fraction": 0.82, "max_num_batched_tokens": 32768}
+    elif row.precision == "fp4":
+        flags = {"recv_interval": recv, "max_num_seqs": 256, "memory_fraction": 0.85, "max_num_batched_tokens": 16384}
+    else:
+        return {}
+    if conc > flags["max_num_seqs"]:
+        del flags["max_num_seqs"]  # beyond the concurrency the script was written for: another launch
+    return flags
 
 
 _MEASURED_ON = re.compile(r"measured=(\d{4}-\d{2}-\d{2})")

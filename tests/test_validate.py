@@ -350,20 +350,28 @@ def test_sglang_inferencex_scripts_cap_the_running_batch(catalog):
     """InferenceX's dsr1_fp8_b200.sh (SemiAnalysisAI/InferenceX@64af5a771 on): TP 4 runs
     --max-running-requests 32 --mem-fraction-static 0.95 --chunked-prefill-size 8192
     --scheduler-recv-interval 10; TP 8 --max-running-requests 128, interval 30 at CONC >= 16. The
-    replica then admits at most 32 (128) sequences and takes new requests every 10 (30) steps."""
+    replica then admits at most 32 (128) sequences and takes new requests every 10 (30) steps.
+    The cap is set "as the maximum concurrency" the script runs: a row above it (CONC 512) was
+    launched another way, and its KV pool bounds it instead."""
     from sizer.measurements import Resolved, resolve, sglang_script_flags
     from sizer.validate import build_setup, kv_capacity_sequences
 
     ds = "deepseek-ai/DeepSeek-R1"
     tp4 = _ix_row(ds, "b200_sxm", "sglang", "fp8", isl=8192.0, tp=4, conc=32)
-    tp8 = _ix_row(ds, "b200_sxm", "sglang", "fp8", conc=512)
+    tp8 = _ix_row(ds, "b200_sxm", "sglang", "fp8", conc=128)
+    above = _ix_row(ds, "b200_sxm", "sglang", "fp8", isl=8192.0, conc=512)
     assert sglang_script_flags(tp4) == {"recv_interval": 10, "max_num_seqs": 32, "memory_fraction": 0.95, "max_num_batched_tokens": 8192}
-    assert sglang_script_flags(tp8)["recv_interval"] == 30 and sglang_script_flags(tp8)["max_num_seqs"] == 128
-    r4, r8 = resolve(tp4, catalog), resolve(tp8, catalog)
-    assert isinstance(r4, Resolved) and isinstance(r8, Resolved)
+    assert sglang_script_flags(tp8) == {"recv_interval": 30, "max_num_seqs": 128, "memory_fraction": 0.82, "max_num_batched_tokens": 32768}
+    assert sglang_script_flags(above) == {"recv_interval": 30, "memory_fraction": 0.82, "max_num_batched_tokens": 32768}
+    r4, r8, ra = resolve(tp4, catalog), resolve(tp8, catalog), resolve(above, catalog)
+    assert isinstance(r4, Resolved) and isinstance(r8, Resolved) and isinstance(ra, Resolved)
     seqs4, budget4 = kv_capacity_sequences(r4)
     assert seqs4 == 32 and budget4 == 8192  # the 0.95 fraction leaves room for more than 32 sequences of 9k tokens
     assert kv_capacity_sequences(r8)[0] == 128
+    # without the cap the pool decides: 0.82 x 191.51 GB usable - 85.14 GB of weights per GPU = 71.90 GB,
+    # over (isl + osl / 2) x 0.9 (InferenceX's range ratio 0.8) = 7,833.6 tokens of FP8 MLA cache
+    # at 576 x 61 = 35,136 bytes a token: 261 sequences (InferenceX's CONC 512 run: 239-260 running)
+    assert kv_capacity_sequences(ra)[0] == pytest.approx((0.82 * 191.5126e9 - 85.1399e9) / (35_136 * 7_833.6), rel=1e-3)
     assert list(build_setup([r4, r8]).hold.recv_interval) == [10, 30]
 
 
