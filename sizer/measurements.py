@@ -22,7 +22,10 @@ Two sources, one record (MeasuredRow):
           run set it), `max_num_seqs` (the most sequences one engine instance ran at once: the launch
           flag the source gives, or the engine's default where it launched without one; requests
           beyond it wait for a slot. Empty: not known, and the KV pool alone caps the batch, since
-          harnesses commonly set it to the concurrency), `notes`.
+          harnesses commonly set it to the concurrency), `in_process` (yes: a benchmark that drove
+          the engine without a server, kind batch or offline only: gptSessionBenchmark,
+          trtllm-bench, vLLM benchmark_latency / benchmark_throughput; no per-request front-end
+          overhead in its TTFT, and compiled_engine), `notes`.
           Cells are read strictly: a number column holding text, a non-positive or infinite
           figure, or a layout size that is not a whole number >= 1 skips the row with the column
           and the value named. Empty, nan, NA, n/a, null, none and - are gaps (not measured); 0 in
@@ -180,6 +183,22 @@ def harness_flags(row: "MeasuredRow") -> dict:
     elif row.engine == "sglang":
         out.update(sglang_script_flags(row))
     return out
+
+
+def compiled_engine(row: "MeasuredRow") -> bool:
+    """Whether the row's engine ran its network compiled, where sizer's step model takes prefill
+    to run eagerly (perf.eager_prefill; `prefill_layer_overhead_s` is the eager host time): a
+    TensorRT-LLM release before 1.0 driven in-process. Such a benchmark (gptSessionBenchmark,
+    trtllm-bench) runs a TensorRT engine built by trtllm-build, the only runtime of those releases
+    (the PyTorch flow was an opt-in preview until 1.0 made it the default), e.g. the perf overview
+    of release 0.9.0 (docs/source/performance/perf-overview.md: `trtllm-build ... --context_fmha
+    enable --gpt_attention_plugin float16`, then gptSessionBenchmark). A served row's release label
+    may be a Dynamo runtime's (0.5.1-0.8.1 in InferenceX's exports), not TensorRT-LLM's, so served
+    rows are left to perf.eager_prefill's rule."""
+    if row.engine != "trtllm" or not row.in_process:
+        return False
+    m = re.match(r"v?(\d+)\.", (row.engine_version or "").strip().lower())
+    return m is not None and int(m.group(1)) < 1
 
 
 def sglang_script_flags(row: "MeasuredRow") -> dict:
@@ -382,6 +401,7 @@ class MeasuredRow:
     max_num_batched_tokens: float | None = None  # the engine's prompt-token budget per step, when the source gives it
     max_num_seqs: int | None = None  # the running-sequence cap one engine instance was launched with, when the source gives it
     scenario: str = ""  # MLPerf's scenario when the kind column names it (server, interactive): the bounds its rate was the largest within
+    in_process: bool = False  # driven in-process (gptSessionBenchmark, vLLM benchmark_latency): no serving front end, no per-request overhead
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -402,7 +422,8 @@ class MeasuredRow:
         lengths = [self.dataset.lower()] if self.dataset else [f"{self.isl:g}", f"{self.osl:g}"]
         if self.replicas > 1:
             lay += f"x{self.replicas}"
-        return "|".join([self.model_id.lower(), self.system.lower(), self.engine, self.precision, self.mode, self.kind, lay, *lengths])
+        kind = self.kind + ("/in-process" if self.in_process else "")
+        return "|".join([self.model_id.lower(), self.system.lower(), self.engine, self.precision, self.mode, kind, lay, *lengths])
 
     @property
     def measured_output_tokens_per_request(self) -> float | None:
@@ -468,6 +489,7 @@ _MISSING = frozenset({"", "nan", "na", "n/a", "none", "null", "-"})
 # MLPerf scenario names read as the kind of benchmark they run: Server and Interactive are Poisson
 # arrivals at a rate (Interactive with tighter latency bounds), the same loop as `rate`.
 KIND_ALIASES = {"server": "rate", "interactive": "rate"}
+IN_PROCESS_KINDS = ("batch", "offline")  # what a benchmark without a server can measure: requests sent at once
 
 
 class _Cells:
@@ -506,6 +528,18 @@ class _Cells:
             self.bad(f"{col}: expected a positive number, got {s!r}")
             return None
         return x
+
+    def flag(self, col: str) -> bool:
+        """yes/true/1 or no/false/0; an empty cell is no."""
+        if self.missing(col):
+            return False
+        s = self.text(col).lower()
+        if s in ("yes", "true", "1"):
+            return True
+        if s in ("no", "false", "0"):
+            return False
+        self.bad(f"{col}: expected yes or no, got {self.text(col)!r}")
+        return False
 
     def whole(self, col: str, default: int, *, zero_unset: bool = True) -> int:
         """A whole number >= 1; an empty cell, or 0 (aiconfigurator's "not set") where
@@ -605,6 +639,9 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     ttft_p99, tpot_p99 = cells.number("ttft_p99_ms"), cells.number("tpot_p99_ms")
     budget = cells.number("max_num_batched_tokens")
     seqs_cap = cells.whole("max_num_seqs", 0, zero_unset=False) or None  # empty: the source does not say
+    in_process = cells.flag("in_process")
+    if in_process and kind not in IN_PROCESS_KINDS:
+        cells.bad(f"in_process: an in-process benchmark sends its requests at once (kind {' or '.join(IN_PROCESS_KINDS)}), not kind {kind}")
 
     prefill = decode = None
     if mode == "disagg":
@@ -645,6 +682,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         max_num_batched_tokens=budget,
         max_num_seqs=seqs_cap,
         scenario=scenario,
+        in_process=in_process,
     )
 
 
@@ -688,6 +726,7 @@ _PUBLISHED_KEYS = (
     "samples_per_s",
     "engine_version",
     "max_num_seqs",
+    "in_process",
 )
 
 
@@ -712,6 +751,9 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
         dataset = f.string("dataset", None)
         has_lengths = f.number("isl", 0.0) > 0 and f.number("osl", 0.0) > 0
+        in_process = f.boolean("in_process", False)
+        if in_process and kind not in IN_PROCESS_KINDS:
+            raise FieldValueError(f"{label}: rows[{i}].in_process: an in-process benchmark sends its requests at once (kind {' or '.join(IN_PROCESS_KINDS)}), not kind {kind}")
         out.append(
             MeasuredRow(
                 row_id=f.string("id"),
@@ -742,6 +784,7 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 samples_per_s=per(f.number("samples_per_s", None, gt=0)),
                 max_num_seqs=f.integer("max_num_seqs", None, ge=1),
                 scenario=given_kind if given_kind in KIND_ALIASES else "",
+                in_process=in_process,
             )
         )
     return out

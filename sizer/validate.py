@@ -27,13 +27,13 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
-from .measurements import MeasuredRow, Resolved, Skipped, copies, resolve, split_roles
+from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
 from .tables import Column, text_table
@@ -67,6 +67,9 @@ class Setup:
     kv_transfer_s: np.ndarray  # disagg: moving one prompt's KV from prefill to decode worker
     lengths: RowLengths | None = None  # per-row length moments (a dataset's distribution, or fixed isl/osl)
     hold: ContextHold | None = None  # per-row scheduler rules that hold a new prompt back (row_hold)
+    # 1 where requests went through a serving front end (HTTP, tokenisation, the first scheduling
+    # pass: StepModel.request_overhead_s), 0 for a benchmark that drove the engine in-process
+    front_end: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -181,7 +184,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
     rows_step = []
     rows_prefill = []
     engines = []
-    kind, conc, rate, isl, osl, cap, budget, dw, pw, xfer = ([] for _ in range(10))
+    kind, conc, rate, isl, osl, cap, budget, dw, pw, xfer, front = ([] for _ in range(11))
     for res in resolved:
         r = res.row
         rows_step.append((res.model, res.gpu, res.layout, res.weight_dtype, res.kv_dtype))
@@ -197,6 +200,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         osl.append(res.output.mean if res.output is not None else r.osl)
         dw.append(float(res.decode_workers or 1))
         pw.append(float(res.prefill_workers or 1))
+        front.append(0.0 if r.in_process else 1.0)
         if r.mode == "disagg":
             shape = stage_shape(res.model, res.layout.tp, res.layout.pp, res.weight_dtype, res.kv_dtype, res.layout.dp, res.layout.ep)
             kv_bytes = r.isl * shape.kv_bytes_per_token_per_layer * res.model.num_hidden_layers
@@ -206,6 +210,10 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
     versions = [res.row.engine_version for res in resolved]
     step = build_step_model(rows_step, engine=engines, efficiency=table, engine_version=versions)
     prefill_step = build_step_model(rows_prefill, engine=engines, efficiency=table, engine_version=versions)
+    compiled = np.array([compiled_engine(res.row) for res in resolved], dtype=bool)
+    if compiled.any():  # a compiled network pays no eager per-layer prefill overhead (measurements.compiled_engine)
+        step = replace(step, eager_prefill=np.where(compiled, 0.0, step.eager_prefill))
+        prefill_step = replace(prefill_step, eager_prefill=np.where(compiled, 0.0, prefill_step.eager_prefill))
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     return Setup(
         resolved=tuple(resolved),
@@ -223,6 +231,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         kv_transfer_s=f(xfer),
         lengths=row_lengths(resolved),
         hold=row_hold(resolved),
+        front_end=f(front),
     )
 
 
@@ -267,12 +276,19 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
                 out = offline(s, isl, osl, cap, bud, lengths=L)
             else:
                 out = batch_wave(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
-            ttft[idx], tpot[idx], thr[idx] = out.ttft_s, out.tpot_s, out.output_tokens_per_s
+            # an in-process benchmark's requests skip the serving front end and its overhead
+            ttft[idx] = out.ttft_s - (1.0 - _front_end(setup)[idx]) * s.request_overhead_s
+            tpot[idx], thr[idx] = out.tpot_s, out.output_tokens_per_s
     idx = np.flatnonzero(setup.kind == 3)
     if idx.size:
         out_t, out_p, out_r = _disagg(setup, idx, step.take(idx), pstep.take(idx))
         ttft[idx], tpot[idx], thr[idx] = out_t, out_p, out_r
     return Predicted(ttft_s=ttft, tpot_s=tpot, output_tokens_per_s=thr)
+
+
+def _front_end(setup: Setup) -> np.ndarray:
+    """Setup.front_end, all ones where not built (every request through a server)."""
+    return setup.front_end if setup.front_end is not None else np.ones(setup.size)
 
 
 def ttft_floor_s(setup: Setup, step: StepModel | None = None, prefill_step: StepModel | None = None) -> np.ndarray:
@@ -284,7 +300,7 @@ def ttft_floor_s(setup: Setup, step: StepModel | None = None, prefill_step: Step
     step = step if step is not None else setup.step
     pstep = prefill_step if prefill_step is not None else setup.prefill_step
     dis = setup.kind == 3
-    agg = step.prefill_s(setup.isl) + step.request_overhead_s
+    agg = step.prefill_s(setup.isl) + _front_end(setup) * step.request_overhead_s
     split = pstep.prefill_s(setup.isl) + pstep.request_overhead_s + setup.kv_transfer_s
     return np.where(dis, split, agg)
 

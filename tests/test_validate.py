@@ -669,3 +669,84 @@ def test_a_rows_engine_defaults_are_its_releases(tmp_path, catalog):
     assert budgets["0.19.0"] == 8192
     assert budgets["empty"] == budgets["gpt-oss-dev"] == budgets["mlperf-v4.1"] == 8192
     assert [row_release(rows[k]) for k in ("0.6.3", "0.19.0", "empty", "gpt-oss-dev", "mlperf-v4.1")] == ["0.6.3", "0.19.0", None, None, None]
+
+
+def _first_token_csv(tmp_path, *lines: str):
+    """Rows in the form of the shipped TensorRT-LLM 0.9.0 perf-overview first-token rows."""
+    head = "id,model_path,system,backend,backend_version,precision,kv_dtype,kind,isl,osl,concurrency,tp_size,max_num_batched_tokens,in_process,silicon_ttft_ms\n"
+    p = tmp_path / "m.csv"
+    p.write_text(head + "".join(lines))
+    return p
+
+
+def test_in_process_is_read_as_yes_or_no_and_only_for_requests_sent_at_once(tmp_path, catalog):
+    p = _first_token_csv(
+        tmp_path,
+        "yes,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,batch,2048,1,1,1,2048,yes,132.4\n",
+        "blank,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,batch,2048,1,1,1,2048,,132.4\n",
+        "no,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,batch,2048,1,1,1,2048,No,132.4\n",
+        "maybe,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,batch,2048,1,1,1,2048,maybe,132.4\n",
+        "clients,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,concurrency,2048,128,8,1,2048,yes,132.4\n",
+    )
+    rows = {r.row_id: r for r in read_csv(p)}
+    assert [rows[k].in_process for k in ("yes", "blank", "no")] == [True, False, False]
+    assert rows["maybe"].invalid == "in_process: expected yes or no, got 'maybe'"
+    assert rows["clients"].invalid == "in_process: an in-process benchmark sends its requests at once (kind batch or offline), not kind concurrency"
+    # the flag is part of the configuration: a served and an in-process sweep never share a group
+    assert rows["yes"].config_key != rows["blank"].config_key
+
+
+def test_published_yaml_in_process_on_a_closed_loop_is_an_error(tmp_path):
+    from sizer.errors import FieldValueError
+    from sizer.measurements import read_published
+
+    p = tmp_path / "published.yaml"
+    p.write_text(
+        "rows:\n- {id: x, source: s, model: meta-llama/Llama-2-7b-hf, system: a100_sxm, engine: trtllm, precision: fp16,"
+        " kind: concurrency, isl: 128, osl: 128, concurrency: 8, ttft_ms: 20, in_process: true}\n"
+    )
+    with pytest.raises(FieldValueError, match=r"rows\[0\]\.in_process: an in-process benchmark sends its requests at once \(kind batch or offline\), not kind concurrency"):
+        read_published(p)
+
+
+def test_compiled_engine_is_tensorrt_llm_before_1_0_driven_in_process():
+    """gptSessionBenchmark and trtllm-bench of TensorRT-LLM 0.x run TensorRT engines (trtllm-build);
+    a served row's 0.x label can be a Dynamo runtime's (InferenceX: ai-dynamo/tensorrtllm-runtime:0.8.1.post2)."""
+    from dataclasses import replace
+
+    from sizer.measurements import compiled_engine
+
+    base = _ix_row("meta-llama/Llama-2-7b-hf", "a100_sxm", "trtllm", "fp16", version="0.9.0")
+    inproc = replace(base, in_process=True, kind="batch")
+    assert compiled_engine(inproc)
+    assert not compiled_engine(base)  # served: the release label may be Dynamo's
+    assert not compiled_engine(replace(inproc, engine_version="1.2.0rc6.post3"))  # 1.0+: the PyTorch flow by default
+    assert not compiled_engine(replace(inproc, engine_version=""))  # release unknown
+    assert not compiled_engine(replace(inproc, engine="vllm"))
+
+
+def test_an_in_process_first_token_row_drops_the_request_and_eager_layer_overheads(tmp_path, catalog):
+    """TensorRT-LLM 0.9.0 perf overview ('Low Latency' table 'A100 GPUs (FP16)': '| LLaMA 7B | 1 | 1 |
+    2048 | 132.4 |', WhiteD2125/TensorRT-LLM@6ad7cf1b docs/source/performance/perf-overview.md): one
+    2,048-token prompt, one output token, gptSessionBenchmark. Its TTFT is the prompt's prefill step
+    alone: the served prediction of the same row less the step's request overhead (HTTP,
+    tokenisation) and the eager per-layer host time of a prefill step (32 layers x
+    prefill_layer_overhead_s), which a compiled TensorRT engine does not pay."""
+    from sizer.validate import build_setup, predict
+
+    p = _first_token_csv(
+        tmp_path,
+        "inproc,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,batch,2048,1,1,1,2048,yes,132.4\n",
+        "served,meta-llama/Llama-2-7b-hf,a100_sxm,trtllm,0.9.0,fp16,fp16,batch,2048,1,1,1,2048,,132.4\n",
+    )
+    res = [resolve(r, catalog) for r in read_csv(p)]
+    assert all(isinstance(r, Resolved) for r in res)
+    setup = build_setup(res)
+    ttft = predict(setup).ttft_s
+    step = setup.step
+    assert list(setup.front_end) == [0.0, 1.0] and list(step.eager_prefill) == [0.0, 1.0]
+    layers = res[0].model.num_hidden_layers
+    assert layers == 32
+    overheads = step.request_overhead_s[1] + layers * step.prefill_layer_overhead_s[1]
+    assert ttft[1] - ttft[0] == pytest.approx(overheads, rel=1e-9)
+    assert overheads > 0.02  # tens of ms: the served row's figure would carry them against a 132 ms measurement
