@@ -477,7 +477,8 @@ MEASUREMENT_TEXT = {
     "kind": ["concurrency", "rate", "offline", "batch", "server", "Interactive", "", "singlestream"],
     "dataset": ["mlperf-llama2-70b", "mlperf-deepseek-r1", "mlperf-llama3.1-8b", "", "nosuch"],
     "model_path": ["meta-llama/Llama-2-70b-chat-hf", "meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-R1", "nosuch/model", "", "mistralai/Mixtral-8x7B-Instruct-v0.1"],
-    "backend_version": ["0.10.0", "", "x", "1.1.0rc2", "mlperf-v5.0"],
+    "backend_version": ["0.10.0", "", "x", "1.1.0rc2", "mlperf-v5.0", "0.9.0"],
+    "in_process": ["yes", "no", "YES", "true", "", "maybe"],
 }
 
 
