@@ -492,6 +492,13 @@ KIND_ALIASES = {"server": "rate", "interactive": "rate"}
 IN_PROCESS_KINDS = ("batch", "offline")  # what a benchmark without a server can measure: requests sent at once
 
 
+def in_process_conflict(kind: str) -> str | None:
+    """Why a row of `kind` cannot be in-process (None if it can): both readers' message."""
+    if kind in IN_PROCESS_KINDS:
+        return None
+    return f"an in-process benchmark sends its requests at once (kind {' or '.join(IN_PROCESS_KINDS)}), not kind {kind}"
+
+
 class _Cells:
     """One CSV record's cells, read strictly: a cell that holds something other than what its
     column means (text in a number column, a negative count, 2.5 GPUs) makes the row invalid with
@@ -640,8 +647,8 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     budget = cells.number("max_num_batched_tokens")
     seqs_cap = cells.whole("max_num_seqs", 0, zero_unset=False) or None  # empty: the source does not say
     in_process = cells.flag("in_process")
-    if in_process and kind not in IN_PROCESS_KINDS:
-        cells.bad(f"in_process: an in-process benchmark sends its requests at once (kind {' or '.join(IN_PROCESS_KINDS)}), not kind {kind}")
+    if in_process and in_process_conflict(kind):
+        cells.bad(f"in_process: {in_process_conflict(kind)}")
 
     prefill = decode = None
     if mode == "disagg":
@@ -752,8 +759,8 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         dataset = f.string("dataset", None)
         has_lengths = f.number("isl", 0.0) > 0 and f.number("osl", 0.0) > 0
         in_process = f.boolean("in_process", False)
-        if in_process and kind not in IN_PROCESS_KINDS:
-            raise FieldValueError(f"{label}: rows[{i}].in_process: an in-process benchmark sends its requests at once (kind {' or '.join(IN_PROCESS_KINDS)}), not kind {kind}")
+        if in_process and in_process_conflict(kind):
+            raise FieldValueError(f"{label}: rows[{i}].in_process: {in_process_conflict(kind)}")
         out.append(
             MeasuredRow(
                 row_id=f.string("id"),

@@ -69,7 +69,7 @@ class Setup:
     hold: ContextHold | None = None  # per-row scheduler rules that hold a new prompt back (row_hold)
     # 1 where requests went through a serving front end (HTTP, tokenisation, the first scheduling
     # pass: StepModel.request_overhead_s), 0 for a benchmark that drove the engine in-process
-    front_end: np.ndarray | None = None
+    front_end: np.ndarray
 
     @property
     def size(self) -> int:
@@ -277,18 +277,13 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
             else:
                 out = batch_wave(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L)
             # an in-process benchmark's requests skip the serving front end and its overhead
-            ttft[idx] = out.ttft_s - (1.0 - _front_end(setup)[idx]) * s.request_overhead_s
+            ttft[idx] = out.ttft_s - (1.0 - setup.front_end[idx]) * s.request_overhead_s
             tpot[idx], thr[idx] = out.tpot_s, out.output_tokens_per_s
     idx = np.flatnonzero(setup.kind == 3)
     if idx.size:
         out_t, out_p, out_r = _disagg(setup, idx, step.take(idx), pstep.take(idx))
         ttft[idx], tpot[idx], thr[idx] = out_t, out_p, out_r
     return Predicted(ttft_s=ttft, tpot_s=tpot, output_tokens_per_s=thr)
-
-
-def _front_end(setup: Setup) -> np.ndarray:
-    """Setup.front_end, all ones where not built (every request through a server)."""
-    return setup.front_end if setup.front_end is not None else np.ones(setup.size)
 
 
 def ttft_floor_s(setup: Setup, step: StepModel | None = None, prefill_step: StepModel | None = None) -> np.ndarray:
@@ -300,7 +295,7 @@ def ttft_floor_s(setup: Setup, step: StepModel | None = None, prefill_step: Step
     step = step if step is not None else setup.step
     pstep = prefill_step if prefill_step is not None else setup.prefill_step
     dis = setup.kind == 3
-    agg = step.prefill_s(setup.isl) + _front_end(setup) * step.request_overhead_s
+    agg = step.prefill_s(setup.isl) + setup.front_end * step.request_overhead_s
     split = pstep.prefill_s(setup.isl) + pstep.request_overhead_s + setup.kv_transfer_s
     return np.where(dis, split, agg)
 
