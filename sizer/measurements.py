@@ -165,7 +165,10 @@ INFERENCEX_RANGE_RATIO = 0.8
 def harness_flags(row: "MeasuredRow") -> dict:
     """The conditions the row's harness set and the row does not record: InferenceX's length
     range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS and,
-    for TRT-LLM, trtllm_script_flags: aggregated rows)."""
+    for TRT-LLM, trtllm_script_flags: aggregated rows); the launch settings aiconfigurator's
+    generator writes, for the rows of aiconfigurator's own gap analysis (aic_generator_flags)."""
+    if AIC_GAP_SOURCE.search(row.source or ""):
+        return aic_generator_flags(row)
     if not INFERENCEX_SOURCE.search(row.source or ""):
         return {}
     out: dict = {"range_ratio": INFERENCEX_RANGE_RATIO}
@@ -183,6 +186,48 @@ def harness_flags(row: "MeasuredRow") -> dict:
     elif row.engine == "sglang":
         out.update(sglang_script_flags(row))
     return out
+
+
+# aiconfigurator's gap analysis (silicon_data_source .../aic-auto-gap-analysis/data/<system>/<engine>/
+# <release>/<model>.csv) measures the configurations aiconfigurator picks, deployed under Dynamo.
+AIC_GAP_SOURCE = re.compile(r"/aic-auto-gap-analysis/")
+
+
+def aic_generator_flags(row: "MeasuredRow") -> dict:
+    """The launch settings aiconfigurator's config generator writes for an aggregated worker of
+    batch size bs (per attention rank) at the row's ISL, read in ai-dynamo/aiconfigurator: the TRT-LLM
+    generator from the first public commit (efcae124c, 2025-08-11, src/aiconfigurator/cli/backends/
+    trtllm.py and templates/trtllm/dynamo/extra_engine_args.1.0.0rc3.yaml.j2) through the rule plugins
+    (generator/rule_plugin/{trtllm,sglang,vllm}.rule and benchmark/*.rule, 95ddf241a 2025-12-04 to
+    b5369e1fb 2026-03-09, with backend_templates/sglang/cli_args.{0.5.1.post1,0.5.6.post2,0.5.8}.j2
+    and vllm/cli_args.0.12.0.j2), unchanged over that span:
+
+    TRT-LLM   max_num_tokens = bs + ISL + 1500 (a whole prompt and the decoding batch in one step;
+              enable_chunked_prefill false), kv_cache_config.free_gpu_memory_fraction 0.80 (the
+              template's default: nothing in the generator sets it)
+    SGLang    --max-prefill-tokens ISL + 1500 and --enable-mixed-chunk: the decoding sequences
+              share a step's prompt-token budget (scheduler: rem_input_tokens = max_prefill_tokens
+              - running batch); --chunked-prefill-size is not written (the release's default)
+    vLLM      --max-num-batched-tokens bs + ISL + 1500
+
+    The running-request caps it writes (max_batch_size, --max-running-requests, --max-num-seqs =
+    bs) equal each rank's share of the row's concurrency, so they never bind a closed loop and are
+    not returned. That these rows ran the generator's settings is an inference: the gap analysis
+    compares aiconfigurator's estimates with deployments of the configurations it generates; the
+    rows record neither flag. For DeepSeek with MTP the generator writes bs x (1 + nextn) + ISL +
+    1500; the rows do not say whether MTP ran, and bs + ISL + 1500 is taken.
+
+    Returned keys: max_num_batched_tokens, max_prefill_tokens, mixed_chunk, memory_fraction."""
+    if row.mode != "agg" or not row.isl:
+        return {}
+    bs = (row.concurrency or 0.0) / max(row.attention_dp, 1)
+    if row.engine == "trtllm":
+        return {"max_num_batched_tokens": bs + row.isl + 1500, "memory_fraction": 0.80}
+    if row.engine == "sglang":
+        return {"max_prefill_tokens": row.isl + 1500, "mixed_chunk": True}
+    if row.engine == "vllm":
+        return {"max_num_batched_tokens": bs + row.isl + 1500}
+    return {}
 
 
 def compiled_engine(row: "MeasuredRow") -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
-from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, resolve, split_roles
+from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
 from .tables import Column, text_table
@@ -94,7 +94,6 @@ def row_release(row) -> str | None:
 
 def _engine_settings(res: Resolved, layout_tp: int):
     from .engines import EngineOverrides, engine_policy
-    from .measurements import harness_flags
 
     ctx = int(max(res.row.isl + res.row.osl, 1) if res.prompt is None else res.prompt.quantile(100) + (res.output.quantile(100) if res.output else res.row.osl))
     # the memory fraction the row's harness launched with (measurements.harness_flags), else the engine's rule
@@ -106,7 +105,9 @@ def _engine_settings(res: Resolved, layout_tp: int):
 
 
 def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
-    """(sequences one replica admits, prompt tokens per step) for a resolved row.
+    """(sequences one replica admits, prompt tokens per step) for a resolved row. The budget is
+    the row's (or its harness's) max_num_batched_tokens, else the engine's default, and at most
+    the harness's SGLang --max-prefill-tokens.
 
     KV pool per GPU by the engine's rule (vLLM: fraction x total - weights - reserve; SGLang:
     fraction x total - weights; TRT-LLM: fraction x (total - weights - reserve)), fractions from
@@ -133,7 +134,9 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     sliding = shape.attention_layers_sliding
     per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held))
     seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
-    return float(min(seqs, running_cap(res))), float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
+    budget = float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
+    prefill_cap = harness_flags(res.row).get("max_prefill_tokens")  # SGLang --max-prefill-tokens, under the chunk
+    return float(min(seqs, running_cap(res))), min(budget, float(prefill_cap)) if prefill_cap else budget
 
 
 def running_cap(res: Resolved) -> float:
@@ -144,8 +147,6 @@ def running_cap(res: Resolved) -> float:
     concurrency (MLPerf's gpu_batch_size / max_num_seqs); inf where the source says nothing: the
     engine's default is not assumed, since harnesses set their own (InferenceX passes
     --max-num-seqs $CONC)."""
-    from .measurements import harness_flags
-
     row = res.row
     cap = harness_flags(row).get("max_num_seqs") or row.max_num_seqs
     if cap:
@@ -164,8 +165,6 @@ def row_hold(resolved: list[Resolved]) -> ContextHold:
     """The launch settings of each row's harness that hold a new prompt back for whole steps
     (measurements.harness_flags: TRT-LLM batch waiting and attention-DP balancing, SGLang's
     scheduler receive interval), as queueing.ContextHold arrays; rows without any hold 0."""
-    from .measurements import harness_flags
-
     cols: dict[str, list[float]] = {k: [] for k in ("wait_iters", "wait_tokens", "adp_iters", "adp_extra_iters", "adp_ranks", "recv_interval")}
     for res in resolved:
         f = harness_flags(res.row)
@@ -214,6 +213,10 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
     if compiled.any():  # a compiled network pays no eager per-layer prefill overhead (measurements.compiled_engine)
         step = replace(step, eager_prefill=np.where(compiled, 0.0, step.eager_prefill))
         prefill_step = replace(prefill_step, eager_prefill=np.where(compiled, 0.0, prefill_step.eager_prefill))
+    mixed = np.array([bool(harness_flags(res.row).get("mixed_chunk")) for res in resolved], dtype=bool)
+    if mixed.any():  # SGLang --enable-mixed-chunk: each decoding sequence takes a token of the step's prompt budget
+        step = replace(step, budget_decode_tokens=np.where(mixed, 1.0, step.budget_decode_tokens))
+        prefill_step = replace(prefill_step, budget_decode_tokens=np.where(mixed, 1.0, prefill_step.budget_decode_tokens))
     f = lambda x: np.asarray(x, dtype=float)  # noqa: E731
     return Setup(
         resolved=tuple(resolved),

@@ -375,6 +375,50 @@ def test_sglang_inferencex_scripts_cap_the_running_batch(catalog):
     assert list(build_setup([r4, r8]).hold.recv_interval) == [10, 30]
 
 
+def _aic_row(engine, *, isl=2048.0, conc=64.0, tp=1, dp=1, mode="agg", source=None):
+    from sizer.measurements import MeasuredRow
+
+    path = f"source_file=/Users/x/projects/aic-auto-gap-analysis/data/h100_sxm/{engine}/1.0.0rc3/m.csv; silicon_concurrency={conc:g}"
+    return MeasuredRow(
+        row_id="x", source=source or path, origin="t", model_id="meta-llama/Llama-3.1-8B-Instruct", system="h100_sxm",
+        engine=engine, engine_version="", precision="fp8", mode=mode, kind="concurrency", isl=isl, osl=256.0,
+        concurrency=conc, tp=tp, attention_dp=dp, ttft_ms=100.0, tpot_ms=10.0,
+    )
+
+
+def test_aiconfigurator_gap_rows_run_the_generators_settings(catalog):
+    """aiconfigurator's generator (ai-dynamo/aiconfigurator, cli/backends/trtllm.py @efcae124c and
+    generator/rule_plugin/*.rule through b5369e1fb) writes for an aggregated worker of batch bs:
+    TRT-LLM max_num_tokens = bs + ISL + 1500 and free_gpu_memory_fraction 0.80; SGLang
+    --max-prefill-tokens ISL + 1500 with --enable-mixed-chunk; vLLM --max-num-batched-tokens
+    bs + ISL + 1500. bs counts per attention rank. At ISL 2,048 and 64 clients: 3,612 tokens."""
+    from dataclasses import replace
+
+    from sizer.measurements import Resolved, aic_generator_flags, resolve
+    from sizer.validate import build_setup, kv_capacity_sequences
+
+    trt, sgl, vll = _aic_row("trtllm"), _aic_row("sglang"), _aic_row("vllm")
+    assert aic_generator_flags(trt) == {"max_num_batched_tokens": 3612.0, "memory_fraction": 0.80}
+    assert aic_generator_flags(sgl) == {"max_prefill_tokens": 3548.0, "mixed_chunk": True}
+    assert aic_generator_flags(vll) == {"max_num_batched_tokens": 3612.0}
+    assert aic_generator_flags(_aic_row("trtllm", conc=256.0, dp=8))["max_num_batched_tokens"] == 32 + 2048 + 1500
+    assert aic_generator_flags(_aic_row("trtllm", mode="disagg")) == {}
+    other = _aic_row("trtllm", source="silicon_concurrency=64")  # not the gap analysis: the engine's defaults
+    rt, rs, ro = resolve(trt, catalog), resolve(sgl, catalog), resolve(other, catalog)
+    assert isinstance(rt, Resolved) and isinstance(rs, Resolved) and isinstance(ro, Resolved)
+    seqs_t, budget_t = kv_capacity_sequences(rt)
+    seqs_o, budget_o = kv_capacity_sequences(ro)
+    assert budget_t == 3612 and budget_o == 8192  # TRT-LLM's own max_num_tokens default
+    # TRT-LLM's pool is fraction x (usable - weights - reserve): 0.80 against the default 0.90
+    assert seqs_t / seqs_o == pytest.approx(0.80 / 0.90)
+    # SGLang: the prompt budget is --max-prefill-tokens (under the 8,192-token chunk), and the
+    # decoding sequences count against it (mixed chunk); without the harness they do not
+    assert kv_capacity_sequences(rs)[1] == 3548
+    plain = resolve(replace(sgl, source="silicon_concurrency=64"), catalog)
+    setup = build_setup([rs, plain])
+    assert list(setup.step.budget_decode_tokens) == [1.0, 0.0] and list(setup.budget) == [3548.0, 8192.0]
+
+
 def test_inferencex_rows_without_a_release_get_their_workflows_image(catalog):
     """An InferenceX row exported without backend_version ran the image its workflow named that
     day (SemiAnalysisAI/InferenceX .github/workflows/70b-tmpl.yml @9596d23d7: vllm/vllm-openai:v0.10.2;
