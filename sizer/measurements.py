@@ -151,6 +151,10 @@ HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...
     # benchmarks/70b_fp8_{b200,h200,h100}_{docker,slurm}.sh, 70b_fp4_b200_docker.sh @9596d23d7 (2025-10-29, the
     # day the rows were measured and the scripts removed): config.yaml kv-cache-dtype fp8, max-num-batched-tokens 8192
     (("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm", "h100_sxm"), "vllm", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": 8192}),
+    # gptoss_fp4_h200_trt_slurm.sh (@e06929c70, 2025-11-02) and single_node/gptoss_fp4_h200_trt.sh (to @ebb48d4bc):
+    # kv_cache_config dtype auto on openai/gpt-oss-120b, whose MXFP4 checkpoint sets no KV quantization: a BF16
+    # cache, not DEFAULT_KV's FP8 of NVIDIA's quantized checkpoints (the B200 script sets dtype fp8)
+    (("openai/gpt-oss-120b",), ("h200_sxm",), "trtllm", ("fp4",), {"kv_dtype": "bf16"}),
 )
 
 

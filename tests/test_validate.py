@@ -257,6 +257,21 @@ def test_inferencex_rows_are_read_with_their_harness(catalog):
     assert other.prompt is None
 
 
+def test_inferencex_gpt_oss_on_h200_trtllm_keeps_a_bf16_kv_cache(catalog):
+    """InferenceX's gptoss_fp4_h200_trt scripts (@e06929c70 to @ebb48d4bc) set kv_cache_config dtype
+    auto on openai/gpt-oss-120b, whose MXFP4 checkpoint carries no KV quantization: BF16 KV, 2 x 8
+    heads x 64 x 2 bytes = 2,048 bytes a token a layer. The B200 script sets dtype fp8, which is
+    also what an FP4 TensorRT-LLM row gets without a harness (DEFAULT_KV: NVIDIA's checkpoints)."""
+    from sizer.measurements import Resolved, resolve
+    from sizer.perf import stage_shape
+
+    h200 = resolve(_ix_row("openai/gpt-oss-120b", "h200_sxm", "trtllm", "fp4", tp=1, date="2025-12-15"), catalog)
+    b200 = resolve(_ix_row("openai/gpt-oss-120b", "b200_sxm", "trtllm", "fp4", tp=1, date="2025-12-15"), catalog)
+    assert isinstance(h200, Resolved) and isinstance(b200, Resolved)
+    assert (h200.kv_dtype, b200.kv_dtype) == ("bf16", "fp8")
+    assert stage_shape(h200.model, 1, 1, h200.weight_dtype, h200.kv_dtype, 1, 1).kv_bytes_per_token_per_layer == 2 * 8 * 64 * 2
+
+
 # The device families of issue 13 that MLPerf v5.1 is kept aside to check (A100, L40S, L4, H100-PCIe, H100-NVL).
 ISSUE13_DEVICES = {"A100-80GB", "A100-40GB", "L40S", "L4", "H100-PCIe", "H100-NVL"}
 
