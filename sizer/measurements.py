@@ -52,6 +52,7 @@ Rows that cannot be modelled are returned with a reason (Skipped), never dropped
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -177,6 +178,9 @@ def harness_flags(row: "MeasuredRow") -> dict:
         return {}
     out: dict = {"range_ratio": INFERENCEX_RANGE_RATIO}
     if row.mode != "agg":
+        cap = inferencex_decode_cap(row)
+        if cap:
+            out["max_num_seqs"] = cap
         return out
     model, system = row.model_id.strip().lower(), row.system.strip().lower()
     for models, systems, engine, precisions, flags in HARNESS_FLAGS:
@@ -190,6 +194,86 @@ def harness_flags(row: "MeasuredRow") -> dict:
     elif row.engine == "sglang":
         out.update(sglang_script_flags(row))
     return out
+
+
+# InferenceX's disaggregated TensorRT-LLM points, as .github/configs/nvidia-master.yaml listed them
+# between 2025-11-15 and 2026-05-15 (every commit of the file; SemiAnalysisAI/InferenceX @843c6254):
+# one line per (config, lengths, spec decoding, concurrency, worker layout) with the srt-slurm recipe
+# it ran and the decode batch its file name carries (`..._tep8_batch32_...`), and the commits between
+# which the point was listed. Read by inferencex_decode_cap.
+INFERENCEX_RECIPES = "inferencex_disagg_recipes.csv"
+# the config names' model prefix -> the model ids InferenceX's exports give those rows
+_RECIPE_MODELS = {"dsr1": ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), "kimik2.5": ("moonshotai/kimi-k2.5",)}
+# runner name prefix (gb200, b200-multinode-slurm, ...) -> the exports' system
+_RECIPE_RUNNERS = (("gb200", "gb200"), ("gb300", "gb300"), ("b200", "b200_sxm"), ("b300", "b300_sxm"), ("h200", "h200_sxm"), ("h100", "h100_sxm"))
+
+
+@functools.lru_cache(maxsize=1)
+def inferencex_recipes() -> tuple[dict, ...]:
+    """The rows of INFERENCEX_RECIPES (the shipped catalog's copy; none when it is absent)."""
+    import csv as _csv
+
+    from .catalog import default_catalog_dir
+
+    for base in (default_catalog_dir(), Path(__file__).resolve().parent.parent / "catalogs"):
+        path = base / INFERENCEX_RECIPES
+        if path.is_file():
+            break
+    else:
+        return ()
+    out = []
+    with path.open(newline="", encoding="utf-8") as f:
+        for r in _csv.DictReader(f):
+            out.append(
+                {
+                    "model": r["config"].split("-")[0],
+                    "system": next((sys for pre, sys in _RECIPE_RUNNERS if r["runner"].startswith(pre)), ""),
+                    "precision": r["precision"],
+                    "key": (float(r["isl"]), float(r["osl"]), float(r["concurrency"]), int(r["prefill_workers"]), int(r["prefill_tp"]), r["prefill_dp_attn"] == "yes",
+                            int(r["decode_workers"]), int(r["decode_tp"]), r["decode_dp_attn"] == "yes"),
+                    "batch": int(r["decode_batch_per_rank"]) if r["decode_batch_per_rank"] else None,
+                    "from": r["first_seen"].split()[0],
+                    "until": r["gone_from"],
+                }
+            )
+    return tuple(out)
+
+
+def inferencex_decode_cap(row: "MeasuredRow") -> float | None:
+    """The running-request cap of each decode worker of an InferenceX disaggregated TensorRT-LLM
+    row whose decode workers run without attention DP (TP or TEP): the batch its srt-slurm recipe's
+    file name carries, which is the decode worker's max_batch_size (ishandhanani/srt-slurm
+    recipes/trtllm/gb200-fp4/8k1k/mtp/ctx1_gen4_tep8_batch4_eplb0_mtp3.yaml @46d030c5: decode
+    max_batch_size 4). With attention DP the name's batch is per worker in one recipe family
+    (b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch128_eplb0_mtp0_128.yaml @e71238b3: max_batch_size 16 on
+    each of 8 ranks) and per rank in another (gb200-fp4 `dep32_batch4` at 180 clients), so those
+    rows get no cap. The row is matched to the master config's points listed on the day it was
+    measured by model, system, precision, lengths, concurrency and both workers' count, size and
+    attention DP; None when no point matches, when the matching points' recipes disagree (a
+    speculative-decoding and a plain recipe of the same layout with different batches: the export
+    does not say which ran), or when a recipe's name carries no batch. A row whose clients exceed
+    its decode workers' caps waits for a slot (validate._disagg)."""
+    if row.mode != "disagg" or row.engine != "trtllm" or row.prefill is None or row.decode is None or not row.concurrency:
+        return None
+    if row.decode.layout.dp > 1:
+        return None  # attention DP: the recipe name's batch is per worker in some families, per rank in others
+    date = measured_on(row)
+    if not date:
+        return None
+    model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    p, d = row.prefill, row.decode
+    d_ranks = max(d.layout.tp, d.layout.dp)
+    key = (row.isl, row.osl, row.concurrency, p.workers, max(p.layout.tp, p.layout.dp), p.layout.dp > 1, d.workers, d_ranks, d.layout.dp > 1)
+    caps = {
+        e["batch"]
+        for e in inferencex_recipes()
+        if model in _RECIPE_MODELS.get(e["model"], ()) and e["system"] == system and e["precision"] == row.precision and e["key"] == key
+        and e["from"] <= date and (not e["until"] or date <= e["until"])
+    }
+    if len(caps) != 1:
+        return None
+    cap = caps.pop()
+    return float(cap) if cap else None
 
 
 # aiconfigurator's gap analysis (silicon_data_source .../aic-auto-gap-analysis/data/<system>/<engine>/

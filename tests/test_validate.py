@@ -434,6 +434,54 @@ def test_aiconfigurator_gap_rows_run_the_generators_settings(catalog):
     assert list(setup.step.budget_decode_tokens) == [1.0, 0.0] and list(setup.budget) == [3548.0, 8192.0]
 
 
+def _ix_disagg_row(conc, *, date="2026-03-23", decode_dp=1, source=None):
+    from sizer.measurements import MeasuredRow, WorkerLayout
+    from sizer.perf import Layout
+
+    src = source or f"db-dump/2026-04-27; config_id=388; silicon_concurrency={conc:g}; measured={date}T00:00:00.000Z"
+    decode = Layout(tp=1, dp=8, ep=8) if decode_dp > 1 else Layout(tp=8, ep=8)
+    return MeasuredRow(
+        row_id="x", source=src, origin="t", model_id="deepseek-ai/DeepSeek-V3", system="gb200", engine="trtllm",
+        engine_version="0.8.1.post2", precision="fp4", mode="disagg", kind="concurrency", isl=1024.0, osl=1024.0,
+        concurrency=conc, tp=1, ttft_ms=100.0, tpot_ms=10.0,
+        prefill=WorkerLayout(workers=1, layout=Layout(tp=1, dp=4, ep=4), batch_size=1.0),
+        decode=WorkerLayout(workers=4, layout=decode, batch_size=conc / 4),
+    )
+
+
+def test_inferencex_disaggregated_rows_wait_for_their_recipes_decode_slots(catalog):
+    """InferenceX's nvidia-master.yaml ran DeepSeek-R1 FP4 on GB200, 1k/1k at 192 clients, with one
+    attention-DP prefill worker of 4 GPUs and four TEP8 decode workers from the srt-slurm recipe
+    ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml: max_batch_size 32 a decode worker (the recipe family's
+    ctx1_gen4_tep8_batch4_eplb0_mtp3.yaml reads `max_batch_size: 4`), so 4 x 32 = 128 run and 64
+    wait. At 48 clients a speculative-decoding recipe (batch 8) and a plain one (batch 32) share the
+    layout, and the export does not say which ran: no cap. Attention-DP decode workers get none
+    (the name's batch is per worker in one recipe family, per rank in another), nor a day before
+    the point was listed, nor a row from another source."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from sizer.measurements import Resolved, harness_flags, inferencex_decode_cap, resolve
+    from sizer.validate import build_setup, kv_capacity_sequences, predict
+
+    row = _ix_disagg_row(192.0)
+    assert inferencex_decode_cap(row) == 32.0 and harness_flags(row)["max_num_seqs"] == 32.0
+    assert inferencex_decode_cap(_ix_disagg_row(48.0)) is None
+    assert inferencex_decode_cap(_ix_disagg_row(192.0, decode_dp=8)) is None
+    assert inferencex_decode_cap(_ix_disagg_row(192.0, date="2025-11-20")) is None
+    assert "max_num_seqs" not in harness_flags(_ix_disagg_row(192.0, source="some other benchmark; measured=2026-03-23"))
+    res = resolve(row, catalog)
+    assert isinstance(res, Resolved) and kv_capacity_sequences(res)[0] == 32
+    # the 16 clients a worker beyond its 32 slots wait for one (Little's law on the workers'
+    # completions: (48 - 32) / (rate / 4)), which the same row without the cap does not pay
+    setup = build_setup([res])
+    capped, free = predict(setup), predict(replace(setup, capacity=np.array([1e9])))
+    rate = 192.0 / (free.ttft_s[0] + (setup.osl[0] - 1) * free.tpot_s[0])
+    assert 0.5 < (capped.ttft_s[0] - free.ttft_s[0]) / ((48 - 32) / (rate / 4)) < 2.0
+    assert capped.tpot_s[0] < free.tpot_s[0]  # 32 sequences a step, not 48
+
+
 def test_inferencex_rows_without_a_release_get_their_workflows_image(catalog):
     """An InferenceX row exported without backend_version ran the image its workflow named that
     day (SemiAnalysisAI/InferenceX .github/workflows/70b-tmpl.yml @9596d23d7: vllm/vllm-openai:v0.10.2;
