@@ -1019,9 +1019,11 @@ FEW_STEPS_TOKENS = 64.0
 that the prompts stalling it are counted one by one, and its percentiles are a saw in the rate
 (FINE_LADDER)."""
 
-FINE_LADDER = np.concatenate((2.0 ** (-np.arange(1, 12) / 12.0), LADDER[2:]))
-"""The ladder where outputs are short (FEW_STEPS_TOKENS): steps of 2^(1/12) down to 1/2, then
-LADDER's. A request of a few output tokens meets 0, 1, 2 ... prompt stalls; its TPOT percentile
+FINE_LADDER = np.concatenate((2.0 ** (-np.arange(1, 24) / 24.0), LADDER[2:]))
+"""The ladder where outputs are short (FEW_STEPS_TOKENS): steps of 2^(1/24) (2.9 %) down to 1/2,
+then LADDER's. Steps of 2^(1/12) (5.9 %) missed a TPOT p90 tooth of the same qwen3-8b replica,
+97.1 req/s at its largest, under the factors refitted 2026-12-03 with InferenceX's disaggregated
+recipes (tests/test_robustness.py, SHORT_OUTPUT_SAW): the teeth are about 2 % of the rate wide. A request of a few output tokens meets 0, 1, 2 ... prompt stalls; its TPOT percentile
 jumps up where one more stall enters the tail and eases down after, in teeth a few per cent of the
 rate wide: qwen3-8b on 4 x H200 under TensorRT-LLM with 4-8 output tokens (fuzz case
 20261271786564) passed at its largest rate and at 2^(-1/3) of it and broke its TPOT p90 bound at
