@@ -210,12 +210,15 @@ _RECIPE_RUNNERS = (("gb200", "gb200"), ("gb300", "gb300"), ("b200", "b200_sxm"),
 
 @functools.lru_cache(maxsize=1)
 def inferencex_recipes() -> tuple[dict, ...]:
-    """The rows of INFERENCEX_RECIPES (the shipped catalog's copy; none when it is absent)."""
+    """The rows of INFERENCEX_RECIPES: the catalog directory's copy, else the one shipped with sizer
+    (installed as sizer/catalogs, or catalogs/ in a checkout), so a user's own catalog
+    ($SIZER_CATALOG_DIR) need not carry it; none when neither exists."""
     import csv as _csv
 
     from .catalog import default_catalog_dir
 
-    for base in (default_catalog_dir(), Path(__file__).resolve().parent.parent / "catalogs"):
+    here = Path(__file__).resolve().parent
+    for base in (default_catalog_dir(), here / "catalogs", here.parent / "catalogs"):
         path = base / INFERENCEX_RECIPES
         if path.is_file():
             break

@@ -449,7 +449,7 @@ def _ix_disagg_row(conc, *, date="2026-03-23", decode_dp=1, source=None):
     )
 
 
-def test_inferencex_disaggregated_rows_wait_for_their_recipes_decode_slots(catalog):
+def test_inferencex_disaggregated_rows_wait_for_their_recipes_decode_slots(catalog, tmp_path):
     """InferenceX's nvidia-master.yaml ran DeepSeek-R1 FP4 on GB200, 1k/1k at 192 clients, with one
     attention-DP prefill worker of 4 GPUs and four TEP8 decode workers from the srt-slurm recipe
     ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml: max_batch_size 32 a decode worker (the recipe family's
@@ -473,6 +473,17 @@ def test_inferencex_disaggregated_rows_wait_for_their_recipes_decode_slots(catal
     assert "max_num_seqs" not in harness_flags(_ix_disagg_row(192.0, source="some other benchmark; measured=2026-03-23"))
     res = resolve(row, catalog)
     assert isinstance(res, Resolved) and kv_capacity_sequences(res)[0] == 32
+    # a user's catalog directory without the recipes file still reads the shipped one
+    from sizer.measurements import inferencex_recipes
+
+    shipped = len(inferencex_recipes())
+    inferencex_recipes.cache_clear()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SIZER_CATALOG_DIR", str(tmp_path))
+            assert len(inferencex_recipes()) == shipped == 683
+    finally:
+        inferencex_recipes.cache_clear()
     # the 16 clients a worker beyond its 32 slots wait for one (Little's law on the workers'
     # completions: (48 - 32) / (rate / 4)), which the same row without the cap does not pay
     setup = build_setup([res])
