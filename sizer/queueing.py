@@ -1021,14 +1021,15 @@ that the prompts stalling it are counted one by one, and its percentiles are a s
 
 FINE_LADDER = np.concatenate((2.0 ** (-np.arange(1, 24) / 24.0), LADDER[2:]))
 """The ladder where outputs are short (FEW_STEPS_TOKENS): steps of 2^(1/24) (2.9 %) down to 1/2,
-then LADDER's. Steps of 2^(1/12) (5.9 %) missed a TPOT p90 tooth of the same qwen3-8b replica,
-97.1 req/s at its largest, under the factors refitted 2026-12-03 with InferenceX's disaggregated
-recipes (tests/test_robustness.py, SHORT_OUTPUT_SAW): the teeth are about 2 % of the rate wide. A request of a few output tokens meets 0, 1, 2 ... prompt stalls; its TPOT percentile
-jumps up where one more stall enters the tail and eases down after, in teeth a few per cent of the
-rate wide: qwen3-8b on 4 x H200 under TensorRT-LLM with 4-8 output tokens (fuzz case
+then LADDER's. A request of a few output tokens meets 0, 1, 2 ... prompt stalls; its TPOT
+percentile jumps up where one more stall enters the tail and eases down after, in teeth about 2 %
+of the rate wide: qwen3-8b on 4 x H200 under TensorRT-LLM with 4-8 output tokens (fuzz case
 20261271786564) passed at its largest rate and at 2^(-1/3) of it and broke its TPOT p90 bound at
-0.85-0.89 of it and its p99 bound at 0.944-0.975. Only there: on the shipped workloads (median
-outputs of 120-1,500 tokens) the finer steps would cost 29 % more evaluation and find nothing."""
+0.85-0.89 of it and its p99 bound at 0.944-0.975; steps of 2^(1/12) (5.9 %) missed a p90 tooth of
+the same replica (97.1 req/s at its largest) under the factors refitted 2026-12-03 with
+InferenceX's disaggregated recipes (tests/test_robustness.py, SHORT_OUTPUT_SAW). Only there: on
+the shipped workloads (median outputs of 120-1,500 tokens) finer steps would cost 29 % more
+evaluation (measured at 2^(1/12)) and find nothing."""
 
 REFINE_BAND = 0.03
 """A ladder point whose worst check comes within this share of its bound (the excess 1 - bound /
