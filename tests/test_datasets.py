@@ -324,6 +324,39 @@ def test_a_bound_runs_throughput_is_the_models_largest_rate_within_its_bounds(tm
     assert not (above.stable[0] and above.ttft_s["p99"][0] <= 2.0 and above.tpot_s["p99"][0] <= 0.2)
 
 
+def test_a_bound_runs_latencies_are_the_models_at_its_largest_rate(tmp_path, catalog):
+    """A bound run's TTFT and TPOT are predicted where its throughput is: at the model's largest
+    rate within the run's bounds (validate.bound_latencies_s), the open loop there (queueing.
+    open_loop, the same call predict makes at the submitted rate). The figures at the submitted
+    rate stay in the row (`predicted_*_at_rate`), equal to predict's. AMD 8xMI300X llama2-70b
+    Server, v4.1: 9.21 req/s a replica submitted."""
+    from sizer.queueing import open_loop
+    from sizer.validate import bound_latencies_s, bounded_rates_rps, report_dict, validate_rows
+
+    rows = _mlperf_csv(tmp_path)
+    (srv,) = validate_rows(rows, catalog).results
+    res = resolve(rows[0], catalog)
+    setup = build_setup([res])
+    edge = srv.predicted_max_rate_rps
+    assert edge == pytest.approx(bounded_rates_rps(setup)[0], rel=1e-4)
+    at_edge = open_loop(setup.step, np.array([edge]), setup.isl, setup.osl, setup.budget, lengths=setup.lengths)
+    overhead = (1.0 - setup.front_end[0]) * setup.step.request_overhead_s[0]
+    assert srv.predicted_ttft_ms == pytest.approx((at_edge.ttft_s[0] - overhead) * 1000, rel=1e-9)
+    assert srv.predicted_tpot_ms == pytest.approx(at_edge.tpot_s[0] * 1000, rel=1e-9)
+    # the mean TPOT at the edge is within the p99 bound the edge holds
+    assert srv.predicted_tpot_ms <= 200.0
+    at_rate = predict(setup)
+    assert srv.predicted_ttft_ms_at_rate == pytest.approx(at_rate.ttft_s[0] * 1000, rel=1e-9)
+    assert srv.predicted_tpot_ms_at_rate == pytest.approx(at_rate.tpot_s[0] * 1000, rel=1e-9)
+    # the run's rate and the model's edge differ, so the two operating points do
+    assert edge != pytest.approx(73.66 / 8, rel=0.01)
+    assert (srv.predicted_tpot_ms > srv.predicted_tpot_ms_at_rate) == (edge > 73.66 / 8)
+    (row,) = report_dict(validate_rows(rows, catalog))["rows"]
+    assert row["predicted_tpot_ms_at_rate"] == pytest.approx(srv.predicted_tpot_ms_at_rate, abs=1e-4)
+    # no rate within the bounds: the row keeps its figures at the submitted rate
+    assert bound_latencies_s(setup, {0: 0.0}) == {}
+
+
 def test_latency_bounds_of_an_unknown_scenario_are_one_clear_error(tmp_path):
     from sizer.errors import SizerError
 
