@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizer import validate as V  # noqa: E402
 from sizer.catalog import load_catalog  # noqa: E402
+from sizer.measurements import AIC_GAP_SOURCE, INFERENCEX_SOURCE  # noqa: E402
 
 MISS = 50.0  # percent: issue 13 asks for a p90 of 50 %
 HARNESS_TOKENS_PER_S = 8000.0
@@ -44,12 +45,13 @@ LOW_LOAD_CLIENTS = 16.0
 DECODE_OFF = 1.5
 
 
-def source_kind(source: str) -> str:
-    if "aic-auto-gap" in source:
+def source_kind(row) -> str:
+    """The harness a run came from, by the source patterns sizer itself reads them with."""
+    if AIC_GAP_SOURCE.search(row.source or ""):
         return "aiconfigurator gap analysis"
-    if "db-dump" in source or "source_file=20" in source:
+    if INFERENCEX_SOURCE.search(row.source or ""):
         return "InferenceX"
-    if "mlcommons" in source or "mlperf" in source.lower():
+    if (row.dataset or "").lower().startswith("mlperf-"):
         return "MLPerf"
     return "other"
 
@@ -63,7 +65,7 @@ def tokens_per_s(r) -> float | None:
 
 def classify(r) -> str:
     row = r.row
-    src = source_kind(row.source)
+    src = source_kind(row)
     if row.kind == "rate":
         return "bound run"
     if row.mode == "disagg":
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         if rate is None or r.row.mode != "agg" or not r.predicted_ttft_ms or not math.isfinite(r.predicted_ttft_ms):
             continue
         band = "<= 8k" if rate <= HARNESS_TOKENS_PER_S else "> 8k"
-        groups[(source_kind(r.row.source), band)].append(math.log(r.row.ttft_ms / r.predicted_ttft_ms))
+        groups[(source_kind(r.row), band)].append(math.log(r.row.ttft_ms / r.predicted_ttft_ms))
     for (src, band), v in sorted(groups.items()):
         if len(v) >= 5:
             print(f"  {src:30} {band:6} {len(v):5d} runs  median {statistics.median(v):+.2f}  beyond 1.5x {sum(x > 0.405 for x in v) / len(v):.2f}")

@@ -363,8 +363,9 @@ def bound_latencies_s(setup: Setup, bounded: dict[int, float]) -> dict[int, tupl
     the measured (21 against 132 ms); one a few per cent slow calls the run saturated (an infinite
     error). Both come of the step error (the rate's error, reported by summary.bounded_rate) and
     say nothing new about the latencies. At its own edge the model's error is its error at the
-    edge. Rows whose largest rate is 0 (no rate within the bounds) keep the figures at the
-    submitted rate; the figures at the submitted rate stay in each row's JSON
+    edge. Rows whose largest rate is 0 (no rate within the bounds), or whose open loop there is
+    not finite (none of the 68 shipped: max_rate only returns rates it found stable), keep the
+    figures at the submitted rate; the figures at the submitted rate stay in each row's JSON
     (`predicted_ttft_ms_at_rate`, `predicted_tpot_ms_at_rate`)."""
     from .queueing import open_loop
 
@@ -375,18 +376,8 @@ def bound_latencies_s(setup: Setup, bounded: dict[int, float]) -> dict[int, tupl
     lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
     step = setup.step.take(idx)
     out = open_loop(step, rate, setup.isl[idx], setup.osl[idx], setup.budget[idx], lengths=lengths)
-    # max_rate's search stops within its tolerance of the edge, on its side; an open loop right at
-    # a tolerance's worth past it (a rate the bisection rounds onto) is read just inside
-    again = ~(np.isfinite(out.ttft_s) & np.isfinite(out.tpot_s))
-    if again.any():
-        j = np.flatnonzero(again)
-        inner = open_loop(step.take(j), rate[j] * 0.99, setup.isl[idx][j], setup.osl[idx][j], setup.budget[idx][j], lengths=lengths.take(j))
-        out_ttft, out_tpot = out.ttft_s.copy(), out.tpot_s.copy()
-        out_ttft[j], out_tpot[j] = inner.ttft_s, inner.tpot_s
-    else:
-        out_ttft, out_tpot = out.ttft_s, out.tpot_s
-    ttft = out_ttft - (1.0 - setup.front_end[idx]) * step.request_overhead_s
-    return {int(i): (float(a), float(b)) for i, a, b in zip(idx, ttft, out_tpot)}
+    ttft = out.ttft_s - (1.0 - setup.front_end[idx]) * step.request_overhead_s
+    return {int(i): (float(a), float(b)) for i, a, b in zip(idx, ttft, out.tpot_s) if math.isfinite(a) and math.isfinite(b)}
 
 
 def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None = None) -> np.ndarray:
