@@ -1489,6 +1489,7 @@ class ContextHold:
         return bool((np.asarray(self.wait_iters) > 0).any() or (np.asarray(self.adp_iters) > 0).any() or (np.asarray(self.recv_interval) > 1).any())
 
 
+_BISECT_REL = 1e-13  # closed_loop stops bisecting once every row's population is known to this share
 _HOLD_GRID = 64  # midpoints over a window's length: the integrals of _window_hold
 _POISSON_TERMS = 256  # arrivals a batch-waiting window may need at most (more: as many as that)
 
@@ -1712,6 +1713,8 @@ def closed_loop(
     lo = np.zeros_like(admitted)
     hi = admitted.copy()
     for _ in range(iterations):
+        if np.all(hi - lo <= _BISECT_REL * hi):
+            break
         mid = 0.5 * (lo + hi)
         t, rate, ttft = ttft_of(mid)
         over = rate * (ttft + steps * t) > admitted

@@ -295,3 +295,20 @@ def test_every_catalog_device_has_an_sm_count(catalog):
 
     assert {g.name for g in catalog.gpus} <= set(SM_COUNT)
     assert SM_COUNT["RTX-PRO-6000"] == 188
+
+
+def test_a_model_entry_edited_on_disk_is_read_again(tmp_path):
+    """load_model_entry reads a catalog entry once per version of the file (validating the shipped
+    table resolves ~3,800 rows to a few dozen entries); an edit to the file is read, not the copy.
+    Llama-3.1-8B has 32 layers (its config.json); the edited copy says 40 and the weights follow."""
+    from sizer.catalog import load_model_entry
+
+    path = tmp_path / "llama-3.1-8b.yaml"
+    shutil.copy(ROOT / "catalogs" / "models" / "llama-3.1-8b.yaml", path)
+    first = load_model_entry(path)
+    assert first.num_hidden_layers == 32
+    assert load_model_entry(path) is first  # unchanged file: the same object
+    path.write_text(path.read_text().replace("num_hidden_layers: 32", "num_hidden_layers: 40"))
+    edited = load_model_entry(path)
+    assert edited.num_hidden_layers == 40
+    assert edited.total_params() > first.total_params()
