@@ -122,6 +122,30 @@ class EnginePolicy:
     def parallelism_reason(self, tp: int, pp: int) -> str | None:
         return None
 
+    # weight formats the engine quantises a 16-bit checkpoint to at load time (a flag on its line)
+    online_weight_dtypes: tuple[str, ...] = ()
+
+    def checkpoint_note(self, model: ModelArch, weight_dtype: str) -> str:
+        """A shell comment for the launch line of weights the checkpoint does not hold and the
+        engine cannot make at load time: the plan was sized for a checkpoint in that format (the
+        line still names the one the model came from), or "" when the line serves what was sized.
+        A 16-bit checkpoint serves bf16 or fp16 alike."""
+        native = model.native_weight_dtype
+        sixteen = ("bf16", "fp16")
+        if weight_dtype == native or (weight_dtype in sixteen and native in sixteen):
+            return ""
+        if native in sixteen and weight_dtype in self.online_weight_dtypes:
+            return ""
+        name = model.hf_id or model.name
+        online = f"{self.label} quantises a 16-bit checkpoint to {', '.join(self.online_weight_dtypes)} at load time, nothing else"
+        if not self.online_weight_dtypes:
+            online = f"{self.label} quantises no weights at load time"
+        return f"  # weights {weight_dtype}: sized for {name} quantised to {weight_dtype}, which this checkpoint ({native}) is not: serve such a checkpoint in its place ({online})"
+
+    def online_quantisation(self, model: ModelArch, weight_dtype: str) -> bool:
+        """True where the launch line's --quantization flag makes the weights from a 16-bit checkpoint."""
+        return weight_dtype != model.native_weight_dtype and model.native_weight_dtype in ("bf16", "fp16") and weight_dtype in self.online_weight_dtypes
+
     def settings(self, gpu: Gpu, model: ModelArch, tp: int, *, version: str | None, overrides: EngineOverrides, max_model_len: int) -> EngineSettings:
         raise NotImplementedError
 
@@ -349,6 +373,7 @@ class VllmPolicy(EnginePolicy):
     """vLLM, V0 (before 0.8) and V1 rules; V1's terms by release (VllmRelease)."""
 
     name = "vllm"
+    online_weight_dtypes = ("fp8",)  # --quantization fp8
     label = "vLLM"
     fraction_name = "gpu_memory_utilization"
     default_version = "0.19"
@@ -685,7 +710,7 @@ class VllmPolicy(EnginePolicy):
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):
         args = ["vllm", "serve", model.hf_id or model.name]
         args += ["--tensor-parallel-size", str(tp), "--pipeline-parallel-size", str(pp)]
-        if weight_dtype != model.native_weight_dtype and weight_dtype == "fp8":
+        if self.online_quantisation(model, weight_dtype):
             args += ["--quantization", "fp8"]  # online dynamic FP8 quantisation of a 16-bit checkpoint
         if kv.k == "fp8":
             args += ["--kv-cache-dtype", "fp8"]
@@ -701,7 +726,7 @@ class VllmPolicy(EnginePolicy):
             "--block-size",
             str(settings.block_size_tokens),
         ]
-        return shlex.join(args)
+        return shlex.join(args) + self.checkpoint_note(model, weight_dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -713,6 +738,7 @@ class SglangPolicy(EnginePolicy):
     """SGLang: a static fraction of the memory free at start holds weights and the KV pool."""
 
     name = "sglang"
+    online_weight_dtypes = ("fp8",)  # --quantization fp8
     label = "SGLang"
     budget_counts_decode = 0.0  # chunked_prefill_size: prompt tokens only
     fraction_name = "mem_fraction_static"
@@ -822,7 +848,7 @@ class SglangPolicy(EnginePolicy):
         args += ["--tp", str(tp)]
         if pp > 1:
             args += ["--pp-size", str(pp)]
-        if weight_dtype != model.native_weight_dtype and weight_dtype == "fp8":
+        if self.online_quantisation(model, weight_dtype):
             args += ["--quantization", "fp8"]
         if kv.k == "fp8":
             args += ["--kv-cache-dtype", "fp8_e4m3"]
@@ -838,7 +864,7 @@ class SglangPolicy(EnginePolicy):
         ]
         if settings.block_size_tokens != 1:
             args += ["--page-size", str(settings.block_size_tokens)]
-        return shlex.join(args)
+        return shlex.join(args) + self.checkpoint_note(model, weight_dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -903,7 +929,7 @@ class TrtllmPolicy(EnginePolicy):
         ]
         if kv.k in ("fp8", "int8"):
             args += ["--extra_llm_api_options", f"kv_cache_dtype={kv.k}"]
-        return shlex.join(args)
+        return shlex.join(args) + self.checkpoint_note(model, weight_dtype)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from typing import Any
 
 from .errors import FieldTypeError, FieldValueError, InputFileError
 from .schema import read_document
-from .units import DTYPE_BYTES, ceil_div, normalise_dtype
+from .units import DTYPE_BYTES, GB, ceil_div, normalise_dtype
 
 # Groups a weight quantisation scheme may apply to. Embeddings, lm_head, router and norms stay
 # in the activation dtype (vLLM and ModelOpt leave them unquantised by default).
@@ -255,8 +255,30 @@ def weight_scheme(model: ModelArch, weight_dtype: str) -> QuantScheme:
         return model.quant
     if weight_dtype in ("bf16", "fp16"):
         return QuantScheme(dtype=weight_dtype, groups=frozenset(), bytes_per_param=DTYPE_BYTES[weight_dtype], origin="16-bit")
+    note = nvfp4_moe_note(model, weight_dtype)
     return QuantScheme(
-        dtype=weight_dtype, groups=LINEAR_GROUPS, bytes_per_param=DTYPE_BYTES[weight_dtype], origin=f"{weight_dtype} on all linear layers"
+        dtype=weight_dtype,
+        groups=LINEAR_GROUPS,
+        bytes_per_param=DTYPE_BYTES[weight_dtype],
+        origin=f"{weight_dtype} on all linear layers" + (f"; {note}" if note else ""),
+    )
+
+
+def nvfp4_moe_note(model: ModelArch, weight_dtype: str) -> str | None:
+    """What sizing an MoE model in nvfp4 on every linear layer leaves out: NVIDIA's NVFP4
+    checkpoints of MoE models (TensorRT Model Optimizer) keep attention in 16 bits, all of it in
+    nvidia/DeepSeek-R1-FP4 and its q/kv projections in -FP4-v2 ("additionally quantizes the wo
+    module in attention layers", the v2 model card); nvidia/GLM-4.7-NVFP4's hf_quant_config.json
+    excludes every self_attn module. None for a dense model, another format, or a checkpoint
+    already in nvfp4 (its own scheme is read)."""
+    if weight_dtype != "nvfp4" or not model.is_moe or (model.quant is not None and model.quant.dtype == "nvfp4"):
+        return None
+    attention = sum(v for i in range(model.num_hidden_layers) for k, v in model.layer_params(i).items() if k.startswith("attention"))
+    extra_gb = attention * (DTYPE_BYTES["bf16"] - DTYPE_BYTES["nvfp4"]) / GB
+    return (
+        f"NVIDIA's NVFP4 checkpoints of MoE models keep attention (or its q/kv projections) in BF16: up to {extra_gb:,.1f} GB more weights "
+        f"a replica than sized here ({attention / 1e9:,.2f}B attention parameters); give the checkpoint's folder (config.json and "
+        "hf_quant_config.json) as the model to size its own scheme"
     )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .catalog import LOCAL_ID_NOTE, FILE_NAME_ID_NOTE, Catalog, resolve_model, served_id_warnings, user_path
 from .errors import FieldTypeError, FieldValueError, InputFileError, is_name, is_release, printable
-from .model import ModelArch
+from .model import ModelArch, nvfp4_moe_note
 from .purchasing import Constraints, parse_constraints, parse_pricing, parse_profile, parse_size_buckets
 from .schema import Fields, read_document
 from .traces import TraceSummary
@@ -305,6 +305,9 @@ class Workload:
         out.extend(served_id_warnings(self.model))
         from .engines import engine_policy
 
+        note = nvfp4_moe_note(self.model, "nvfp4") if "nvfp4" in self.search.weight_dtypes else None
+        if note:
+            out.append(f"search.weight_dtypes: nvfp4 on {self.model.name} is sized as nvfp4 on every linear layer; {note}")
         stale = engine_policy(self.engine).version_warning(self.engine_version)
         if stale:
             out.append(f"engine_version: {stale}")

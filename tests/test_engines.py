@@ -343,3 +343,64 @@ def test_growth_moments_match_the_scalar_rule_over_every_running_context():
     assert 16 * (ea * full + eb * sliding) == pytest.approx(mu, rel=1e-12)
     assert 256 * (full**2 * vaa + 2 * full * sliding * vab + sliding**2 * vbb) == pytest.approx(var, rel=1e-9)
     assert mean_ctx == pytest.approx(float((w * (np.ceil(ctx) + 2)).sum()), rel=1e-12)
+
+
+def _launch(catalog, model, device, weight_dtype, engine, tp=8):
+    return explain_config(catalog.model(model), catalog.gpu(device), tp=tp, kv_dtype="fp8", weight_dtype=weight_dtype, context_tokens=8192, engine=engine).launch_command
+
+
+def test_a_launch_line_serves_the_weights_it_was_sized_for_or_says_which_checkpoint_to_serve(catalog):
+    """vLLM and SGLang quantise a 16-bit checkpoint to FP8 at load time (--quantization fp8);
+    nothing makes FP8 weights 16-bit again, nor NVFP4 from FP8, and trtllm-serve quantises no
+    weights (TensorRT Model Optimizer does, offline). Where the line cannot serve the weights the
+    plan was sized for, it says so after a shell comment, so the command still runs as pasted."""
+    import shlex
+
+    # Llama-3.1-70B is a bf16 checkpoint: fp8 online in vLLM and SGLang, a flag and no comment
+    for engine in ("vllm", "sglang"):
+        line = _launch(catalog, "llama-3.1-70b", "H100-SXM", "fp8", engine, tp=4)
+        assert "--quantization fp8" in line and "#" not in line
+    # the same in TensorRT-LLM: no flag exists, the comment names the checkpoint to serve instead
+    line = _launch(catalog, "llama-3.1-70b", "H100-SXM", "fp8", "trtllm", tp=4)
+    assert "--quantization" not in line
+    assert "# weights fp8: sized for meta-llama/Llama-3.1-70B-Instruct quantised to fp8, which this checkpoint (bf16) is not" in line
+    # DeepSeek-R1 is an fp8 checkpoint: its own weights need nothing in any engine
+    for engine in ("vllm", "sglang", "trtllm"):
+        assert "#" not in _launch(catalog, "deepseek-r1", "B200", "fp8", engine)
+    # ... and nvfp4 is neither its format nor one vLLM makes: no --quantization flag (vLLM would
+    # refuse fp8 on an fp8 checkpoint's line), a comment, and the command before it unchanged
+    line = _launch(catalog, "deepseek-r1", "B200", "nvfp4", "vllm")
+    assert "--quantization" not in line
+    assert line.endswith("serve such a checkpoint in its place (vLLM quantises a 16-bit checkpoint to fp8 at load time, nothing else)")
+    command = line.split("  # ")[0]
+    assert shlex.split(line, comments=True) == shlex.split(command)
+    assert command.startswith("vllm serve deepseek-ai/DeepSeek-R1 ")
+    # bf16 and fp16 are one checkpoint's formats
+    assert "#" not in _launch(catalog, "llama-3.1-70b", "H100-SXM", "fp16", "vllm", tp=4)
+
+
+def test_nvfp4_on_an_moe_model_says_what_nvidias_checkpoints_keep_in_bf16(catalog, tmp_path):
+    """NVIDIA's NVFP4 checkpoints of MoE models keep attention in BF16 (nvidia/DeepSeek-R1-FP4) or
+    its q/kv projections (-FP4-v2: "additionally quantizes the wo module in attention layers");
+    sizer sizes nvfp4 on every linear layer and says by how much that can fall short. DeepSeek-R1's
+    attention, from its config.json (hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512,
+    qk 128 + 64 rope, v 128, 61 layers): q_a 7168 x 1536 + q_b 1536 x 128 x 192 + kv_a 7168 x 576 +
+    kv_b 512 x 128 x 256 + o 128 x 128 x 7168 + the two lora norms (1536 + 512) = 187,107,328 a
+    layer, 11,413,547,008 in all; x (2 - 0.5625) bytes = 16.41 GB."""
+    from sizer.model import nvfp4_moe_note, weight_scheme
+
+    r1 = catalog.model("deepseek-r1")
+    note = nvfp4_moe_note(r1, "nvfp4")
+    assert "up to 16.4 GB more weights a replica than sized here (11.41B attention parameters)" in note
+    assert note in weight_scheme(r1, "nvfp4").origin  # `sizer explain` prints it beside the weights
+    assert nvfp4_moe_note(r1, "fp8") is None  # its own format
+    assert nvfp4_moe_note(catalog.model("llama-3.1-70b"), "nvfp4") is None  # dense: NVIDIA quantises attention too
+    workload = tmp_path / "w.yaml"
+    workload.write_text(
+        "model: deepseek-r1\ntraffic: {requests_per_s: 1, prompt_tokens: {p50: 1000}, output_tokens: {p50: 500}}\n"
+        "slo: {ttft_s: {p99: 5}, tpot_s: {p99: 0.1}}\nsearch: {devices: [B200], weight_dtypes: [fp8, nvfp4]}\n"
+    )
+    warnings = load_workload(workload, catalog).warnings
+    assert any(w.startswith("search.weight_dtypes: nvfp4 on deepseek-r1 is sized as nvfp4 on every linear layer; NVIDIA's") for w in warnings)
+    workload.write_text(workload.read_text().replace("[fp8, nvfp4]", "[fp8]"))
+    assert not any("nvfp4" in w for w in load_workload(workload, catalog).warnings)
