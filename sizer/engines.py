@@ -927,9 +927,14 @@ class TrtllmPolicy(EnginePolicy):
             "--kv_cache_free_gpu_memory_fraction",
             f"{settings.memory_fraction:g}",
         ]
+        options = ""
         if kv.k in ("fp8", "int8"):
-            args += ["--extra_llm_api_options", f"kv_cache_dtype={kv.k}"]
-        return shlex.join(args) + self.checkpoint_note(model, weight_dtype)
+            # trtllm-serve has no KV-dtype flag: --extra_llm_api_options takes a YAML file of LLM API
+            # arguments (KvCacheConfig.dtype), which the line writes first
+            name = f"kv_cache_{kv.k}.yaml"
+            options = f"echo {shlex.quote(f'kv_cache_config: {{dtype: {kv.k}}}')} > {name} && "
+            args += ["--extra_llm_api_options", name]
+        return options + shlex.join(args) + self.checkpoint_note(model, weight_dtype)
 
 
 # ---------------------------------------------------------------------------------------------

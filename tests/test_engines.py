@@ -404,3 +404,22 @@ def test_nvfp4_on_an_moe_model_says_what_nvidias_checkpoints_keep_in_bf16(catalo
     assert any(w.startswith("search.weight_dtypes: nvfp4 on deepseek-r1 is sized as nvfp4 on every linear layer; NVIDIA's") for w in warnings)
     workload.write_text(workload.read_text().replace("[fp8, nvfp4]", "[fp8]"))
     assert not any("nvfp4" in w for w in load_workload(workload, catalog).warnings)
+
+
+def test_the_tensorrt_llm_line_sets_an_fp8_kv_cache_through_a_yaml_file_it_writes(catalog):
+    """trtllm-serve has no KV-dtype flag; its --extra_llm_api_options takes the path of a YAML file
+    of LLM API arguments (TensorRT-LLM's trtllm-serve reference), KvCacheConfig's `dtype` among
+    them. The line writes that file, then serves with it; a 16-bit KV cache needs neither."""
+    import shlex
+
+    import yaml
+
+    line = _launch(catalog, "llama-3.1-70b", "H100-SXM", "bf16", "trtllm", tp=4)
+    write, serve = line.split(" && ")
+    words = shlex.split(write)
+    assert words[0] == "echo" and words[2:] == [">", "kv_cache_fp8.yaml"]
+    assert yaml.safe_load(words[1]) == {"kv_cache_config": {"dtype": "fp8"}}
+    assert serve.startswith("trtllm-serve meta-llama/Llama-3.1-70B-Instruct --backend pytorch --tp_size 4")
+    assert shlex.split(serve)[-2:] == ["--extra_llm_api_options", "kv_cache_fp8.yaml"]
+    bf16_kv = explain_config(catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM"), tp=4, kv_dtype="bf16", weight_dtype="bf16", context_tokens=8192, engine="trtllm")
+    assert "extra_llm_api_options" not in bf16_kv.launch_command and "&&" not in bf16_kv.launch_command
