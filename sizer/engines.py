@@ -137,9 +137,9 @@ class EnginePolicy:
         if native in sixteen and weight_dtype in self.online_weight_dtypes:
             return ""
         name = model.hf_id or model.name
-        online = f"{self.label} quantises a 16-bit checkpoint to {', '.join(self.online_weight_dtypes)} at load time, nothing else"
-        if not self.online_weight_dtypes:
-            online = f"{self.label} quantises no weights at load time"
+        online = f"{self.label} serves the weights its checkpoint holds"
+        if self.online_weight_dtypes:
+            online = f"the one load-time quantisation this line writes is {self.label}'s --quantization {', '.join(self.online_weight_dtypes)} of a 16-bit checkpoint"
         return f"  # weights {weight_dtype}: sized for {name} quantised to {weight_dtype}, which this checkpoint ({native}) is not: serve such a checkpoint in its place ({online})"
 
     def online_quantisation(self, model: ModelArch, weight_dtype: str) -> bool:

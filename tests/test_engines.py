@@ -350,9 +350,10 @@ def _launch(catalog, model, device, weight_dtype, engine, tp=8):
 
 
 def test_a_launch_line_serves_the_weights_it_was_sized_for_or_says_which_checkpoint_to_serve(catalog):
-    """vLLM and SGLang quantise a 16-bit checkpoint to FP8 at load time (--quantization fp8);
-    nothing makes FP8 weights 16-bit again, nor NVFP4 from FP8, and trtllm-serve quantises no
-    weights (TensorRT Model Optimizer does, offline). Where the line cannot serve the weights the
+    """vLLM and SGLang quantise a 16-bit checkpoint to FP8 at load time (--quantization fp8, the
+    one load-time quantisation sizer's lines write); nothing makes FP8 weights 16-bit again, nor
+    NVFP4 from FP8, and trtllm-serve's PyTorch backend serves the weights its checkpoint holds
+    (TensorRT Model Optimizer quantises, offline). Where the line cannot serve the weights the
     plan was sized for, it says so after a shell comment, so the command still runs as pasted."""
     import shlex
 
@@ -370,8 +371,8 @@ def test_a_launch_line_serves_the_weights_it_was_sized_for_or_says_which_checkpo
     # ... and nvfp4 is neither its format nor one vLLM makes: no --quantization flag (vLLM would
     # refuse fp8 on an fp8 checkpoint's line), a comment, and the command before it unchanged
     line = _launch(catalog, "deepseek-r1", "B200", "nvfp4", "vllm")
-    assert "--quantization" not in line
-    assert line.endswith("serve such a checkpoint in its place (vLLM quantises a 16-bit checkpoint to fp8 at load time, nothing else)")
+    assert "--quantization" not in line.split("  # ")[0]
+    assert line.endswith("serve such a checkpoint in its place (the one load-time quantisation this line writes is vLLM's --quantization fp8 of a 16-bit checkpoint)")
     command = line.split("  # ")[0]
     assert shlex.split(line, comments=True) == shlex.split(command)
     assert command.startswith("vllm serve deepseek-ai/DeepSeek-R1 ")
