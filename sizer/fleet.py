@@ -123,10 +123,14 @@ def range_workload(workload: Workload, r: SizeRange) -> Workload:
     )
 
 
-def evaluate_ranges(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], ranges: tuple[SizeRange, ...]) -> list[list[Evaluated | None]]:
+def evaluate_ranges(
+    workload: Workload, catalog: Catalog, evaluated: list[Evaluated], ranges: tuple[SizeRange, ...], deadline=None
+) -> list[list[Evaluated | None]]:
     """Per range, the candidates evaluated on that range's traffic, aligned with `evaluated`
     (the whole range). A range whose percentile context exceeds the model's window, or the
-    workload's max_model_len, is served by no dedicated replica (None throughout)."""
+    workload's max_model_len, is served by no dedicated replica (None throughout). `deadline`
+    (deadline.Deadline) bounds each range's rate search as it bounds the whole range's:
+    SolverError when it passes."""
     out: list[list[Evaluated | None]] = [list(evaluated)]
     for r in ranges[1:]:
         w = range_workload(workload, r)
@@ -136,7 +140,7 @@ def evaluate_ranges(workload: Workload, catalog: Catalog, evaluated: list[Evalua
         if too_long:
             out.append([None] * len(evaluated))
             continue
-        by_config = {e.config: e for e in evaluate_candidates(w, catalog)}
+        by_config = {e.config: e for e in evaluate_candidates(w, catalog, deadline=deadline)}
         out.append([by_config.get(e.config) for e in evaluated])
     return out
 
@@ -381,12 +385,15 @@ def build_options(
     return out
 
 
-def build_problem(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], *, by_range: list[list[Evaluated | None]] | None = None) -> FleetProblem:
+def build_problem(
+    workload: Workload, catalog: Catalog, evaluated: list[Evaluated], *, by_range: list[list[Evaluated | None]] | None = None, deadline=None
+) -> FleetProblem:
     """The fleet problem of a workload: options over its size ranges, its hourly demand and its
-    constraints. `by_range` reuses an earlier evaluation of the size ranges."""
+    constraints. `by_range` reuses an earlier evaluation of the size ranges; `deadline` bounds
+    the evaluation of the others (evaluate_ranges)."""
     ranges = size_ranges(workload.search.size_buckets)
     if by_range is None:
-        by_range = evaluate_ranges(workload, catalog, evaluated, ranges)
+        by_range = evaluate_ranges(workload, catalog, evaluated, ranges, deadline=deadline)
     s = workload.search
     offers = {}
     for device in s.devices:

@@ -1153,7 +1153,7 @@ def plan(
     if not feasible and not workload.search.size_buckets:
         raise nothing_serves()
     if problem is None:
-        problem = build_fleet_problem(workload, catalog, evaluated)
+        problem = build_fleet_problem(workload, catalog, evaluated, deadline=deadline)
     if not problem.options and not feasible:
         raise nothing_serves()
     if not problem.options:

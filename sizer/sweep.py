@@ -206,7 +206,7 @@ def sweep(
     evaluated = by_range = None
     if reuse:
         evaluated = evaluate_candidates(workload, catalog, deadline=deadline)
-        by_range = evaluate_ranges(workload, catalog, evaluated, size_ranges(workload.search.size_buckets))
+        by_range = evaluate_ranges(workload, catalog, evaluated, size_ranges(workload.search.size_buckets), deadline=deadline)
     points = []
     for i, value in enumerate(values):
         if deadline is not None and deadline.expired():
@@ -237,7 +237,7 @@ def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, tim
     try:
         check_context(w)
         ev = evaluated if evaluated is not None else evaluate_candidates(w, catalog, deadline=deadline)
-        problem = build_problem(w, catalog, ev, by_range=by_range)
+        problem = build_problem(w, catalog, ev, by_range=by_range, deadline=deadline)
         devices = w.search.devices
         plans = [single_plan(o, problem) for o in problem.options]
         singles = best_single_plans(problem, plans=plans)

@@ -334,6 +334,31 @@ def test_the_whole_solve_honours_the_time_limit(tmp_path):
         assert proc.stderr.count("\n") == 1 and "--time-limit-s" in proc.stderr
 
 
+# Found by benchmarks/fuzz.py (case seed 914003112): `sweep --ttft-p99-s 1e308 --time-limit-s 5`
+# took 10-13 s: the rate search of each size range (search.size_buckets) ran without the deadline
+# the whole range's search honoured (at 5 s that search ends inside the limit and the ranges' ran
+# on, 10-13 s in all; at 2 s it is the first to stop, which hid the fault). With the deadline
+# threaded through fleet.evaluate_ranges both commands stop at the limit.
+SIZE_BUCKETS_SLOW = """model: qwen3-8b
+traffic: {prompt_tokens: {p50: 400, p90: 416, p99: 897}, output_tokens: {p90: 8, p95: 8, p99: 14, max: 63}, requests_per_s: 0.1605}
+slo: {ttft_s: {p99: 0.5661}, tpot_s: 0.02392}
+search: {devices: [A100-80GB, B200, H100-SXM], pp: [1], kv_dtypes: [fp8, bf16], max_configurations: 2, size_buckets: [50]}
+memory: {speculative_tokens: 1}
+engine: trtllm
+"""
+
+
+@pytest.mark.parametrize("command", [("solve",), ("sweep", "--ttft-p99-s", "1e308")])
+def test_the_size_ranges_rate_search_honours_the_time_limit(tmp_path, command):
+    path = tmp_path / "w.yaml"
+    path.write_text(SIZE_BUCKETS_SLOW)
+    proc, wall = run_subprocess(command[0], path, *command[1:], "--time-limit-s", "5", "--format", "csv", cwd=tmp_path)
+    assert proc.returncode in (0, 10), proc.stderr
+    assert wall < 5 * 1.1 + 2  # the fuzzer's margin (benchmarks/fuzz.py, tests/fuzz_cases.check_run)
+    if proc.returncode:
+        assert proc.stderr.count("\n") == 1 and "--time-limit-s 5" in proc.stderr
+
+
 # ------------------------------------------------------------------------------------------------
 # 11. plans within their own bounds
 # ------------------------------------------------------------------------------------------------
