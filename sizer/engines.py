@@ -140,7 +140,7 @@ class EnginePolicy:
         online = f"{self.label} serves the weights its checkpoint holds"
         if self.online_weight_dtypes:
             online = f"the one load-time quantisation this line writes is {self.label}'s --quantization {', '.join(self.online_weight_dtypes)} of a 16-bit checkpoint"
-        return f"  # weights {weight_dtype}: sized for {name} quantised to {weight_dtype}, which this checkpoint ({native}) is not: serve such a checkpoint in its place ({online})"
+        return f"  # weights {weight_dtype}: sized for {name} in {weight_dtype}, which this checkpoint ({native}) is not: serve such a checkpoint in its place ({online})"
 
     def online_quantisation(self, model: ModelArch, weight_dtype: str) -> bool:
         """True where the launch line's --quantization flag makes the weights from a 16-bit checkpoint."""

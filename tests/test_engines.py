@@ -364,7 +364,7 @@ def test_a_launch_line_serves_the_weights_it_was_sized_for_or_says_which_checkpo
     # the same in TensorRT-LLM: no flag exists, the comment names the checkpoint to serve instead
     line = _launch(catalog, "llama-3.1-70b", "H100-SXM", "fp8", "trtllm", tp=4)
     assert "--quantization" not in line
-    assert "# weights fp8: sized for meta-llama/Llama-3.1-70B-Instruct quantised to fp8, which this checkpoint (bf16) is not" in line
+    assert "# weights fp8: sized for meta-llama/Llama-3.1-70B-Instruct in fp8, which this checkpoint (bf16) is not" in line
     # DeepSeek-R1 is an fp8 checkpoint: its own weights need nothing in any engine
     for engine in ("vllm", "sglang", "trtllm"):
         assert "#" not in _launch(catalog, "deepseek-r1", "B200", "fp8", engine)
