@@ -27,6 +27,8 @@ from .memory import EngineKvReport, KvFormat, MemoryBreakdown, binding_stage, bl
 from .model import ModelArch, stage_weights
 from .units import GIB, LLAMACPP_CACHE_TYPES, MIB, ceil_div
 
+SIXTEEN = ("bf16", "fp16")  # the 16-bit weight formats: one checkpoint serves either
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineOverrides:
@@ -131,10 +133,7 @@ class EnginePolicy:
         line still names the one the model came from), or "" when the line serves what was sized.
         A 16-bit checkpoint serves bf16 or fp16 alike."""
         native = model.native_weight_dtype
-        sixteen = ("bf16", "fp16")
-        if weight_dtype == native or (weight_dtype in sixteen and native in sixteen):
-            return ""
-        if native in sixteen and weight_dtype in self.online_weight_dtypes:
+        if weight_dtype == native or (weight_dtype in SIXTEEN and native in SIXTEEN) or self.online_quantisation(model, weight_dtype):
             return ""
         name = model.hf_id or model.name
         online = f"{self.label} serves the weights its checkpoint holds"
@@ -144,7 +143,7 @@ class EnginePolicy:
 
     def online_quantisation(self, model: ModelArch, weight_dtype: str) -> bool:
         """True where the launch line's --quantization flag makes the weights from a 16-bit checkpoint."""
-        return weight_dtype != model.native_weight_dtype and model.native_weight_dtype in ("bf16", "fp16") and weight_dtype in self.online_weight_dtypes
+        return weight_dtype != model.native_weight_dtype and model.native_weight_dtype in SIXTEEN and weight_dtype in self.online_weight_dtypes
 
     def settings(self, gpu: Gpu, model: ModelArch, tp: int, *, version: str | None, overrides: EngineOverrides, max_model_len: int) -> EngineSettings:
         raise NotImplementedError
@@ -1026,7 +1025,7 @@ def resolve_kv_dtype(kv: str, model: ModelArch) -> str:
     parts = str(kv).split("/")
     if "auto" not in parts:
         return kv
-    native = model.torch_dtype if model.torch_dtype in ("bf16", "fp16") else "bf16"
+    native = model.torch_dtype if model.torch_dtype in SIXTEEN else "bf16"
     return "/".join(native if p == "auto" else p for p in parts)
 
 
