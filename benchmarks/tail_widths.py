@@ -30,24 +30,20 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizer.catalog import load_catalog  # noqa: E402
-from sizer.measurements import Resolved, copies, resolve, shipped_rows, split_roles  # noqa: E402
+from sizer.calibrate import shipped_runs  # noqa: E402
 from sizer.queueing import Demand, Limits, evaluate_load  # noqa: E402
-from sizer.validate import bound_latencies_s, bounded_rates_rps, build_setup, roofline_check, running_cap  # noqa: E402
+from sizer.validate import bound_latencies_s, bounded_rates_rps, build_setup, running_cap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def widths(catalog_dir: Path) -> list[dict]:
-    cat = load_catalog(catalog_dir)
-    rows = shipped_rows(cat.root / "measurements")
-    roles = split_roles(rows)
-    resolved = [r for r in (resolve(x, cat) for x in rows) if isinstance(r, Resolved)]
-    resolved, _ = roofline_check(resolved)
-    copy_of = copies([r.row for r in resolved])
+    shipped = shipped_runs(load_catalog(catalog_dir))
+    roles = shipped.roles
     runs = [
         r
-        for r in resolved
-        if r.latency_bounds_s is not None and r.row.row_id not in copy_of and r.row.tpot_ms and r.row.tpot_p99_ms and r.row.ttft_ms and r.row.ttft_p99_ms
+        for r in shipped.resolved
+        if r.latency_bounds_s is not None and r.row.row_id not in shipped.copy_of and r.row.tpot_ms and r.row.tpot_p99_ms and r.row.ttft_ms and r.row.ttft_p99_ms
     ]
     setup = build_setup(runs)
     edge = bounded_rates_rps(setup)

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from sizer import catalog as catalog_module  # noqa: E402
 from sizer.catalog import load_catalog  # noqa: E402
-from sizer.measurements import Resolved, copies, resolve, shipped_rows, split_roles  # noqa: E402
-from sizer.validate import build_setup, predict, roofline_check, validate_shipped  # noqa: E402
+from sizer.calibrate import shipped_runs  # noqa: E402
+from sizer.validate import build_setup, predict, validate_shipped  # noqa: E402
 
 
 def main() -> None:
@@ -49,12 +49,7 @@ def main() -> None:
     print(f"validate: {len(report.results)} rows modelled, {len(report.skipped)} skipped, {parsed} model entries parsed")
     print(f"  first run {first:.2f} s; then median {statistics.median(times):.2f} s of {args.runs} (min {min(times):.2f}, max {max(times):.2f})")
 
-    # the fit rows as calibrate.calibrate_shipped takes them
-    rows = shipped_rows(cat.root / "measurements")
-    roles = split_roles(rows)
-    resolved, _ = roofline_check([r for r in (resolve(x, cat) for x in rows) if isinstance(r, Resolved)])
-    copy_of = copies([r.row for r in resolved])
-    fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit" and r.row.row_id not in copy_of]
+    fit_rows = shipped_runs(cat).fit_rows  # as calibrate.calibrate_shipped takes them
     setup = build_setup(fit_rows)
     calls = []
     for _ in range(args.runs * 5):

@@ -39,8 +39,8 @@ import numpy as np
 import yaml
 
 from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
-from .measurements import Resolved
-from .validate import Setup, build_setup, measured_batch_step_s, predict, ttft_floor_s
+from .measurements import Resolved, copies, resolve, shipped_rows, split_roles
+from .validate import Setup, build_setup, measured_batch_step_s, predict, roofline_check, ttft_floor_s
 
 # Which groupings may move each factor (beyond its global value).
 D, E, W, A, V, X = "device", "engine", "weight_dtype", "architecture", "engine_version", "vendor"
@@ -651,6 +651,30 @@ def _match_key(m: dict[str, str]) -> tuple:
 __all__ = ["FitResult", "LEVELS", "Loss", "PRIOR_FACTORS", "fit", "write_efficiency", "factor_value", "TIMES"]
 
 
+@dataclass(frozen=True, slots=True)
+class ShippedRuns:
+    """The shipped measurement table resolved to models, devices and layouts and past the
+    roofline check (validate.roofline_check), with each row's role (measurements.split_roles)
+    and the rows that repeat another's run (measurements.copies: row id -> the one kept)."""
+
+    resolved: list[Resolved]
+    roles: dict[str, str]
+    copy_of: dict[str, str]
+
+    @property
+    def fit_rows(self) -> list[Resolved]:
+        """The rows the shipped factors are fitted to: fit rows, each run once."""
+        return [r for r in self.resolved if self.roles[r.row.row_id] == "fit" and r.row.row_id not in self.copy_of]
+
+
+def shipped_runs(catalog) -> ShippedRuns:
+    """The catalog's measurement table as calibrate_shipped fits it (ShippedRuns)."""
+    rows = shipped_rows(Path(catalog.root) / "measurements")
+    resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, Resolved)]
+    resolved, _ = roofline_check(resolved)
+    return ShippedRuns(resolved=resolved, roles=split_roles(rows), copy_of=copies([r.row for r in resolved]))
+
+
 def calibrate_shipped(
     catalog, *, output: Path | str, max_iterations: int = 40, progress=None, fitted: str | None = None, prior: Factors | None = None, loss: Loss = Loss()
 ) -> tuple[FitResult, str]:
@@ -658,19 +682,10 @@ def calibrate_shipped(
     PRIOR_FACTORS (or `prior`), and write the table to `output` (efficiency.json, or YAML when the
     name ends otherwise). Returns the result and the file's text; the same rows give the same
     bytes (with the same `fitted` date)."""
-    from .measurements import Resolved as _Resolved
-    from .measurements import copies, resolve, shipped_rows, split_roles
-
     root = Path(catalog.root)
-    rows = shipped_rows(root / "measurements")
-    roles = split_roles(rows)
-    from .validate import roofline_check
-
-    resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, _Resolved)]
-    resolved, _ = roofline_check(resolved)
-    copy_of = copies([r.row for r in resolved])  # a run exported twice is fitted once
-    fit_rows = [r for r in resolved if roles[r.row.row_id] == "fit" and r.row.row_id not in copy_of]
-    result = fit(fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress, loss=loss)
+    runs = shipped_runs(catalog)
+    resolved, copy_of = runs.resolved, runs.copy_of
+    result = fit(runs.fit_rows, prior or PRIOR_FACTORS, max_iterations=max_iterations, progress=progress, loss=loss)
     combos = sorted({(r.gpu.name, r.row.engine, r.weight_dtype, architecture_of(r.model), version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     versions = sorted({(r.row.engine, version_label(r.row.engine_version, r.row.engine)) for r in resolved})
     text = write_efficiency(
