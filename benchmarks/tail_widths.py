@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.calibrate import shipped_runs  # noqa: E402
-from sizer.queueing import Demand, Limits, evaluate_load  # noqa: E402
-from sizer.validate import bound_latencies_s, bounded_rates_rps, build_setup, running_cap  # noqa: E402
+from sizer.queueing import evaluate_load  # noqa: E402
+from sizer.validate import bound_latencies_s, bound_run_checks, bounded_rates_rps, build_setup  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,12 +52,8 @@ def widths(catalog_dir: Path) -> list[dict]:
     for i, r in enumerate(runs):
         if edge.get(i, 0.0) <= 0 or i not in means:
             continue
-        ttft_bound, tpot_bound = r.latency_bounds_s
-        demand = Demand(prompt=r.prompt, output=r.output, ttft_s=(("p99", ttft_bound),), tpot_s=(("p99", tpot_bound),))
-        seqs = max(float(setup.capacity[i]), 1.0)
-        limits = Limits(
-            max_concurrency=np.array([seqs]), max_num_seqs=np.array([min(seqs, running_cap(r))]), max_num_batched_tokens=np.array([setup.budget[i]])
-        )
+        tpot_bound = r.latency_bounds_s[1]
+        demand, limits = bound_run_checks(setup, i)
         point = evaluate_load(setup.step.take(np.array([i])), np.array([edge[i]]), demand, limits)
         ttft_mean, tpot_mean = means[i]
         row = r.row

@@ -333,22 +333,32 @@ def bounded_rates_rps(setup: Setup) -> dict[int, float]:
     largest rate within them, and its throughput error is the error of the figure a plan is sized
     by (a replica's largest rate within its SLO bounds). Its TTFT and TPOT are predicted at that
     rate too (bound_latencies_s), so the three figures describe one operating point."""
-    from .queueing import Demand, Limits, max_rate
+    from .queueing import max_rate
 
     out: dict[int, float] = {}
     for i, res in enumerate(setup.resolved):
         if setup.kind[i] != 1 or res.latency_bounds_s is None or res.prompt is None or res.output is None:
             continue
-        ttft_s, tpot_s = res.latency_bounds_s
-        demand = Demand(prompt=res.prompt, output=res.output, ttft_s=(("p99", ttft_s),), tpot_s=(("p99", tpot_s),))
-        seqs = max(float(setup.capacity[i]), 1.0)
-        limits = Limits(
-            max_concurrency=np.array([seqs]),
-            max_num_seqs=np.array([min(seqs, running_cap(res))]),
-            max_num_batched_tokens=np.array([setup.budget[i]]),
-        )
+        demand, limits = bound_run_checks(setup, i)
         out[i] = float(max_rate(setup.step.take(np.array([i])), demand, limits).max_rate_rps[0])
     return out
+
+
+def bound_run_checks(setup: Setup, i: int):
+    """(queueing.Demand, queueing.Limits) of bound run `i` of `setup`: its length distributions
+    and p99 TTFT and TPOT bounds, its KV pool, running-sequence cap and token budget."""
+    from .queueing import Demand, Limits
+
+    res = setup.resolved[i]
+    ttft_s, tpot_s = res.latency_bounds_s
+    demand = Demand(prompt=res.prompt, output=res.output, ttft_s=(("p99", ttft_s),), tpot_s=(("p99", tpot_s),))
+    seqs = max(float(setup.capacity[i]), 1.0)
+    limits = Limits(
+        max_concurrency=np.array([seqs]),
+        max_num_seqs=np.array([min(seqs, running_cap(res))]),
+        max_num_batched_tokens=np.array([setup.budget[i]]),
+    )
+    return demand, limits
 
 
 def bound_latencies_s(setup: Setup, bounded: dict[int, float]) -> dict[int, tuple[float, float]]:
