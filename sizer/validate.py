@@ -402,6 +402,10 @@ def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None 
     return open_loop_step_s((step if step is not None else setup.step).take(idx), decoding, setup.budget[idx], lengths)
 
 
+_RHO_MAX = 0.999  # the prefill pool's busiest share in its M/D/1 wait (its queue is finite: the clients are)
+_RATE_REL = 1e-12  # _disagg bisects the rate to this share of itself
+
+
 def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Disaggregated serving, closed loop of N clients.
 
@@ -411,7 +415,17 @@ def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -
     more) spends isl x prefill_per_token_s worker-seconds on each. Completions arrive at rate r;
     the prefill pool is an M/D/c queue approximated by M/D/1 with c-fold service rate; TTFT = wait +
     prefill + KV transfer. A share burst_fraction of prompts arrive in a wave of N, queued over the
-    prefill workers."""
+    prefill workers.
+
+    The rate solves N = r x (TTFT(r) + (E[O]-1) TPOT), whose right side grows with r: bisection on
+    r below the prefill pool's capacity, workers / work (a fixed-point iteration of the same
+    equation alternates between two values once the pool is busy: 21 of the 179 shipped
+    disaggregated rows did, and their TTFT was whichever the iteration count's parity picked).
+    Where even that capacity leaves the clients unserved the pool is saturated: it completes
+    prompts at its capacity and the clients beyond wait in its queue (Little's law: TTFT =
+    N / r - (E[O]-1) TPOT). N counts the clients the decode workers' slots admit (their KV pools,
+    their running caps); the others wait for a slot, (N_all - N) / r (the closed loop's rule,
+    queueing.closed_loop), and are not also counted in the loop."""
     n = setup.concurrency[idx]
     isl, osl = setup.isl[idx], setup.osl[idx]
     workers_d = setup.decode_workers[idx]
@@ -426,17 +440,30 @@ def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -
     latency = pstep.prefill_s(isl)  # one prompt alone, start to first token
     work = isl * pstep.prefill_per_token_s(isl)  # worker-seconds per prompt when prompts share steps (all attention ranks busy)
     xfer = setup.kv_transfer_s[idx]
-    # rate of the whole deployment: N clients cycling through TTFT + (osl-1) TPOT; solve for TTFT by fixed point
-    ttft = latency + xfer + pstep.request_overhead_s
-    for _ in range(30):
-        rate = n / (ttft + steps * tpot)
-        rho = np.minimum(rate * work / workers_p, 0.999)
-        wait = rho / (2 * (1 - rho)) * work / workers_p
-        burst = (n / workers_p + 1) / 2 * work + latency
-        steady = wait + latency + xfer + pstep.request_overhead_s
-        ttft = steady + np.maximum(burst - steady, 0.0) * pstep.burst_fraction
-    rate = n / (ttft + steps * tpot)
-    memory_wait = np.where(per_worker > admitted, (per_worker - admitted) / np.maximum(rate / workers_d, 1e-12), 0.0)
+    floor = latency + xfer + pstep.request_overhead_s
+    burst = (n / workers_p + 1) / 2 * work + latency
+    # the clients the decode workers' slots admit cycle through the loop; the rest wait for a slot
+    looping = np.minimum(n, admitted * workers_d)
+
+    def ttft_at(rate):
+        rho = np.minimum(rate * work / workers_p, _RHO_MAX)
+        steady = rho / (2 * (1 - rho)) * work / workers_p + floor
+        return steady + np.maximum(burst - steady, 0.0) * pstep.burst_fraction
+
+    # the rate's bracket: 0 and the smaller of the pool's capacity and the clients' cycle at the floor
+    lo = np.zeros_like(n)
+    hi = np.minimum(_RHO_MAX * workers_p / np.maximum(work, 1e-12), looping / (floor + steps * tpot))
+    saturated = hi * (ttft_at(hi) + steps * tpot) < looping
+    for _ in range(100):
+        if np.all(hi - lo <= _RATE_REL * hi):
+            break
+        mid = 0.5 * (lo + hi)
+        over = mid * (ttft_at(mid) + steps * tpot) > looping
+        hi = np.where(over, mid, hi)
+        lo = np.where(over, lo, mid)
+    rate = np.where(saturated, hi, lo)
+    ttft = np.where(saturated, looping / np.maximum(rate, 1e-12) - steps * tpot, ttft_at(rate))
+    memory_wait = (n - looping) / np.maximum(rate, 1e-12)  # Little's law on the waiting room
     return ttft + memory_wait, tpot, rate * osl
 
 

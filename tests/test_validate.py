@@ -868,3 +868,33 @@ def test_an_in_process_first_token_row_drops_the_request_and_eager_layer_overhea
     overheads = step.request_overhead_s[1] + layers * step.prefill_layer_overhead_s[1]
     assert ttft[1] - ttft[0] == pytest.approx(overheads, rel=1e-9)
     assert overheads > 0.02  # tens of ms: the served row's figure would carry them against a 132 ms measurement
+
+
+def test_a_disaggregated_closed_loop_holds_littles_law_at_every_load(catalog):
+    """N clients of a disaggregated deployment cycle through TTFT + (E[O]-1) TPOT, so its rate r
+    and figures hold N = r x (TTFT + (osl - 1) x TPOT) (Little's law) at every concurrency, and
+    TTFT grows with N. Until 2026-12-03 the rate came of a fixed-point iteration that, once the
+    prefill pool was busy, alternated between two values (DeepSeek-R1 FP8 on B200, SGLang, one
+    tp=1 x dp=8 prefill worker at 288 clients: 19.5 s and 216 s) and returned whichever the 30th
+    iteration held. Past the pool's capacity (workers / worker-seconds a prompt) the rate is that
+    capacity and the clients beyond it wait in the prefill queue."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from sizer.validate import build_setup, predict
+
+    base = replace(_ix_disagg_row(8.0, source="hand-made; no recipe"), isl=8192.0, osl=1024.0)
+    concurrency = [1.0, 4.0, 16.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 4096.0]
+    resolved = [resolve(replace(base, concurrency=c), catalog) for c in concurrency]
+    assert all(isinstance(r, Resolved) for r in resolved)
+    setup = build_setup(resolved)
+    p = predict(setup)
+    rate = p.output_tokens_per_s / setup.osl
+    cycle = rate * (p.ttft_s + (setup.osl - 1) * p.tpot_s)
+    np.testing.assert_allclose(cycle, setup.concurrency, rtol=1e-6)
+    assert np.all(np.diff(p.ttft_s) > 0)
+    # the pool's capacity: one worker, isl x prefill_per_token_s worker-seconds a prompt
+    capacity = 1.0 / (8192.0 * setup.prefill_step.prefill_per_token_s(setup.isl))
+    assert rate[0] < 0.5 * capacity[0]  # one client: far below it
+    assert rate[-1] == pytest.approx(0.999 * capacity[-1], rel=1e-6)  # 4,096 clients: at it
