@@ -198,7 +198,7 @@ def test_lumpy_arrivals_make_the_mean_step_longer_than_the_fluid_one(catalog):
     step = _step(catalog, "llama-3.1-70b", "H100-SXM", tp=2, wd="fp8", kv="fp8")
     b, c, mp = np.array([40.0]), np.array([1500.0]), np.array([1500.0])
     fluid = float(step.mixed_step_s(b, c, np.array([4.0 * 1500]), mp)[0])
-    lumpy = float(step.lumpy_step(b, c, np.array([4.0]), mp, np.array([8000.0]), iterations=40)[0][0])
+    lumpy = float(step.lumpy_step(b, c, np.array([4.0]), mp, np.array([8000.0]))[0][0])
     assert lumpy > fluid * 1.05
 
 
@@ -266,3 +266,26 @@ def test_a_step_carrying_a_prompt_reads_the_experts_the_prompt_picks(catalog):
     assert expert_all * 0.75 > 0.1 * dense  # the experts are most of Mixtral's bytes: the difference is not a rounding
     # the step with the prompt is no faster than the prompt alone
     assert step.mixed_parts(one, none, prompt, prompt)[0] >= step.prefill_s(prompt)[0]
+
+
+def test_lumpy_step_is_its_fixed_point_near_a_replicas_capacity(catalog):
+    """Prompts longer than the step's token budget (16,000 tokens against 2,048) fill every step
+    that carries one: p = x / budget and X1 = budget, so the fixed point is linear,
+    t = f(0) + (rate t E[P] / budget) (f(budget) - f(0)), i.e. t = f(0) / (1 - rate E[P]
+    (f(budget) - f(0)) / budget). Llama-3.1-8B on one H100 (ideal factors), 32 sequences of 1,000
+    tokens: f(0) = 6.046 ms and f(2,048) = 41.49 ms; at the rate where the denominator is 0.2
+    (2.889 prompts/s) the step is 5 x f(0) = 30.23 ms. Ten damped iterations from the fluid step
+    (16.9 ms), the method before 2026-12-03, stopped at 25.6 ms, 15 % short."""
+    step = _step(catalog, "llama-3.1-8b", "H100-SXM")
+    b, c, mp, budget = np.array([32.0]), np.array([1000.0]), np.array([16000.0]), np.array([2048.0])
+    f0 = float(step.mixed_parts(b, c, np.array([0.0]), mp)[0])
+    f_budget = float(step.mixed_parts(b, c, budget, mp)[0])
+    assert f0 == pytest.approx(6.046e-3, rel=1e-3) and f_budget == pytest.approx(41.49e-3, rel=1e-3)
+    for share in (0.5, 0.2):
+        rate = (1 - share) * 2048.0 / (16000.0 * (f_budget - f0))
+        t, p, g0, g1 = step.lumpy_step(b, c, np.array([rate]), mp, budget)
+        assert float(t[0]) == pytest.approx(f0 / share, rel=1e-9)
+        assert float(p[0]) == pytest.approx(rate * float(t[0]) * 16000.0 / 2048.0, rel=1e-9) and float(g1[0]) == pytest.approx(f_budget, rel=1e-12)
+    # past the prompt server's capacity (the fluid step saturates) the step is infinite
+    rate = 0.9 * 2048.0 / (16000.0 * (f_budget - f0))
+    assert not np.isfinite(step.lumpy_step(b, c, np.array([rate]), mp, budget)[0][0])
