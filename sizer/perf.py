@@ -602,7 +602,6 @@ class StepModel:
         lo, hi = f0, np.maximum(f0, f(np.broadcast_to(budget, f0.shape).astype(float)))
         e_lo, e_hi = excess(lo), excess(hi)
         side = np.zeros(f0.shape, dtype=int)  # the end the last step kept: -1 lo, +1 hi
-        t = 0.5 * (lo + hi)
         for _ in range(iterations):
             # closed: the bracket is narrow, or an end is the fixed point itself (no arrivals: g = f(0))
             # (an element, once closed, stays as it is: its figure does not depend on the others')
@@ -623,6 +622,7 @@ class StepModel:
         t = np.where(np.abs(e_lo) <= np.abs(e_hi), lo, hi)
         p, f1 = parts(t)
         return np.where(ok, t, np.inf), p, f0, f1
+
 
 _LUMPY_REL = 1e-12  # lumpy_step closes its bracket to this share of the step
 
