@@ -581,11 +581,7 @@ class StepModel:
             return np.maximum(self.weights_with_prompt_s(batch, x), t_g + x * c_g) + rest + x * c_o + prompts * per_layer
 
         r = rate * mp
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fluid_a = np.where(r * c_o < 1, (t_w + rest) / np.maximum(1 - r * c_o, 1e-12), np.inf)
-            fluid_b = np.where(r * (c_g + c_o) < 1, (t_g + rest) / np.maximum(1 - r * (c_g + c_o), 1e-12), np.inf)
-        fluid = np.maximum(fluid_a, fluid_b)
-        ok = np.isfinite(fluid)
+        ok = (r * c_o < 1) & (r * (c_g + c_o) < 1)  # the fluid step (mixed_step_s) is finite: prefill does not saturate
         f0 = f(np.zeros_like(rate * t_w))
 
         def parts(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
