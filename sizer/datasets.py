@@ -10,7 +10,8 @@ A table (percentile -> tokens, 0 and 100 included) is read as a piecewise-linear
 function: quantile(q) interpolates between the table's points, moments come from it on the same
 fine grid the log-normal LengthDist uses. Such a distribution is a LengthDist (the queueing model
 and the memory model take it unchanged); its `mu`/`sigma` are the log-normal fitted to the table's
-inner percentiles, which only the simulator's sampler reads.
+inner percentiles, which nothing but a summary reads: the simulator draws lengths from the table
+itself (EmpiricalDist.draw).
 """
 
 from __future__ import annotations
@@ -48,6 +49,15 @@ class EmpiricalDist(LengthDist):
 
     def quantile(self, percentile: float) -> float:
         return float(np.interp(percentile, self._pcts, self._values))
+
+    def quantiles(self, percentiles: np.ndarray) -> np.ndarray:
+        return np.interp(np.asarray(percentiles, dtype=float), self._pcts, self._values)
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n random lengths by the table's own quantile function (inverse transform), not the
+        log-normal fitted to it: on mlperf-llama2-70b that fit has mean prompt 180 and output 345
+        tokens where the table has 223 and 294."""
+        return self.quantiles(rng.uniform(0.0, 100.0, n))
 
     @cached_property
     def _samples(self) -> np.ndarray:

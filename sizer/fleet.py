@@ -74,6 +74,14 @@ class SliceDist(LengthDist):
     def quantile(self, percentile: float) -> float:
         return self.parent.quantile(self._parent_pct(percentile))
 
+    def quantiles(self, percentiles: np.ndarray) -> np.ndarray:
+        return self.parent.quantiles(self._parent_pct(np.asarray(percentiles, dtype=float)))
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n random lengths of the slice (inverse transform through the parent's quantiles), not
+        of the whole parent."""
+        return self.quantiles(rng.uniform(0.0, 100.0, n))
+
     @cached_property
     def _samples(self) -> np.ndarray:
         lo, hi = self.lo_pct / 100, self.hi_pct / 100

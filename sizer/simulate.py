@@ -23,8 +23,8 @@ binding stage, sliding-window layers capped at the window. Per request: TTFT = f
 arrival; TPOT = (last token - first token) / (output tokens - 1). Requests arriving during the
 warm-up (the first 10 % of the window, at most 60 s) are not counted.
 
-Arrivals: Poisson at the replica's rate with lengths drawn from the workload's fitted length
-distributions, or a trace (CSV with `timestamp`, optional `prompt_tokens`, `output_tokens`: the
+Arrivals: Poisson at the replica's rate with lengths drawn from the workload's length
+distributions (its fitted log-normals, or a named dataset's own quantile table), or a trace (CSV with `timestamp`, optional `prompt_tokens`, `output_tokens`: the
 workload trace format), each arrival routed to this replica with probability 1 / replicas (a random
 router, under which each replica of a Poisson stream sees a Poisson stream).
 """
@@ -175,14 +175,9 @@ class Simulation:
 
 
 def sample_lengths(dist: LengthDist, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n token lengths from a workload length distribution (its fitted log-normal, capped; a
-    single given length is used as is), whole tokens >= 1."""
-    if dist.sigma == 0.0:
-        return np.full(n, max(int(round(dist.quantile(50.0))), 1), dtype=np.int64)
-    x = np.exp(dist.mu + dist.sigma * rng.standard_normal(n))
-    if dist.cap:
-        x = np.minimum(x, dist.cap)
-    return np.maximum(np.rint(x), 1).astype(np.int64)
+    """n token lengths from a workload length distribution (LengthDist.draw: its fitted log-normal,
+    capped, or a dataset's own quantile table; a single given length is used as is), whole tokens >= 1."""
+    return np.maximum(np.rint(dist.draw(n, rng)), 1).astype(np.int64)
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, prompt: LengthDist, output: LengthDist, seed: int) -> Arrivals:

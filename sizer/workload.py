@@ -83,6 +83,21 @@ class LengthDist:
         value = math.exp(self.mu + self.sigma * _STD_NORMAL.inv_cdf(min(max(percentile / 100, 1e-9), 1 - 1e-9)))
         return min(value, self.cap) if self.cap else value
 
+    def quantiles(self, percentiles: np.ndarray) -> np.ndarray:
+        """Lengths at an array of percentiles (0-100): the fitted log-normal's, capped."""
+        z = np.array([_STD_NORMAL.inv_cdf(min(max(float(p) / 100, 1e-9), 1 - 1e-9)) for p in np.ravel(percentiles)])
+        x = np.exp(self.mu + self.sigma * z).reshape(np.shape(percentiles))
+        return np.minimum(x, self.cap) if self.cap else x
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n random lengths (tokens, not rounded) of this distribution: the log-normal's, capped; a
+        single given length as is. Subclasses whose quantiles are not the log-normal's draw by
+        their own quantile function (EmpiricalDist, fleet.SliceDist)."""
+        if self.sigma == 0.0:
+            return np.full(n, self.quantile(50.0))
+        x = np.exp(self.mu + self.sigma * rng.standard_normal(n))
+        return np.minimum(x, self.cap) if self.cap else x
+
     @cached_property
     def _samples(self) -> np.ndarray:
         z = np.array([_STD_NORMAL.inv_cdf(float(p)) for p in _GRID])
