@@ -556,10 +556,15 @@ class StepModel:
         steps with `batch` decoding sequences; prompts are not spread evenly over steps: a step
         carries prompt tokens with probability p and then X1 of them,
 
-            m  = rate x t                      prompts arriving during a step
-            p  = max(1 - exp(-m), x / budget)  x = m E[P] prompt tokens per step on average
+            x  = rate x t x E[P]               prompt tokens per step on average
+            p  = max(p_chain, x / budget)      p_chain = q0 / (q0 + 1 - q1), q = 1 - exp(-rate f)
             X1 = x / p                         (at most the step's token budget)
             t  = (1 - p) f(0) + p f(X1)        f = mixed_parts: max(weights, GEMMs) + rest
+
+        p_chain is the stationary share of the two-state chain in which a step with prompts
+        (lasting f(X1)) draws the next one with q1 and a step without (f(0)) with q0; until
+        2026-12-04 it was 1 - exp(-rate t), the share at the mean step, which overstates it
+        (tests/test_perf.py: 37 % of steps where the step process has 33.7 %).
 
         which is longer than f(x) because f is convex in the prompt tokens (a memory-bound step
         hides a few prompt tokens; a whole prompt makes it compute-bound). The right side g(t) grows
@@ -584,9 +589,24 @@ class StepModel:
         ok = (r * c_o < 1) & (r * (c_g + c_o) < 1)  # the fluid step (mixed_step_s) is finite: prefill does not saturate
         f0 = f(np.zeros_like(rate * t_w))
 
+        stay = np.exp(-rate * f0)  # P(no prompt arrives during a step without one)
+        q0 = -np.expm1(-rate * f0)
+
         def parts(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             x = rate * t * mp
-            p = np.minimum(np.maximum(np.maximum(1 - np.exp(-rate * t), x / budget), 1e-12), 1.0)
+            # Whether a step carries a prompt depends on the step before it: a step with prompts
+            # lasts f1 and draws the next with probability q1 = 1 - exp(-rate f1), one without lasts
+            # f0 and draws q0. The chain's stationary share p = q0 / (q0 + 1 - q1), with f1 = f0 +
+            # (t - f0) / p for a mean step t: p solves p (q0 + exp(-rate f0 - a / p)) = q0, a =
+            # rate (t - f0), whose left side grows and is convex in p: Newton from p = 1 closes
+            # on it from above. (1 - exp(-rate t), the share at the mean step, overstates it where
+            # f1 and f0 differ: E[1 - exp(-rate d)] < 1 - exp(-rate E[d]).)
+            a = rate * np.maximum(t - f0, 0.0)
+            p = np.ones_like(a)
+            for _ in range(_CHAIN_NEWTON):
+                e = stay * np.exp(-a / p)
+                p = np.clip(p - (p * (q0 + e) - q0) / np.maximum(q0 + e * (1 + a / p), 1e-300), 1e-12, 1.0)
+            p = np.minimum(np.maximum(np.maximum(p, x / budget), 1e-12), 1.0)
             return p, f(np.minimum(x / p, budget))
 
         def excess(t: np.ndarray) -> np.ndarray:  # g(t) - t, g the step the arrivals during t make
@@ -621,6 +641,7 @@ class StepModel:
 
 
 _LUMPY_REL = 1e-12  # lumpy_step closes its bracket to this share of the step
+_CHAIN_NEWTON = 16  # Newton steps of lumpy_step's prompt-carrying share (monotone from p = 1)
 
 
 def _factor_values(table: EfficiencyTable, gpu: Gpu, engine: str, weight_dtype: str, model: ModelArch, version: str) -> Factors:
