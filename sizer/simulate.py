@@ -24,9 +24,10 @@ arrival; TPOT = (last token - first token) / (output tokens - 1). Requests arriv
 warm-up (the first 10 % of the window, at most 60 s) are not counted.
 
 Arrivals: Poisson at the replica's rate with lengths drawn from the workload's length
-distributions (its fitted log-normals, or a named dataset's own quantile table), or a trace (CSV with `timestamp`, optional `prompt_tokens`, `output_tokens`: the
-workload trace format), each arrival routed to this replica with probability 1 / replicas (a random
-router, under which each replica of a Poisson stream sees a Poisson stream).
+distributions (its fitted log-normals, or a named dataset's own quantile table), or a trace (CSV
+with `timestamp`, optional `prompt_tokens`, `output_tokens`: the workload trace format), each
+arrival routed to this replica with probability 1 / replicas (a random router, under which each
+replica of a Poisson stream sees a Poisson stream).
 """
 
 from __future__ import annotations
@@ -176,7 +177,8 @@ class Simulation:
 
 def sample_lengths(dist: LengthDist, n: int, rng: np.random.Generator) -> np.ndarray:
     """n token lengths from a workload length distribution (LengthDist.draw: its fitted log-normal,
-    capped, or a dataset's own quantile table; a single given length is used as is), whole tokens >= 1."""
+    capped, or a dataset's own quantile table; a single given length is used as is), whole
+    tokens >= 1."""
     return np.maximum(np.rint(dist.draw(n, rng)), 1).astype(np.int64)
 
 
