@@ -598,14 +598,20 @@ class StepModel:
             # lasts f1 and draws the next with probability q1 = 1 - exp(-rate f1), one without lasts
             # f0 and draws q0. The chain's stationary share p = q0 / (q0 + 1 - q1), with f1 = f0 +
             # (t - f0) / p for a mean step t: p solves p (q0 + exp(-rate f0 - a / p)) = q0, a =
-            # rate (t - f0), whose left side grows and is convex in p: Newton from p = 1 closes
-            # on it from above. (1 - exp(-rate t), the share at the mean step, overstates it where
-            # f1 and f0 differ: E[1 - exp(-rate d)] < 1 - exp(-rate E[d]).)
+            # rate (t - f0), whose left side grows and is convex in p. The share at the mean step,
+            # 1 - exp(-rate t), is never below it (Jensen: E[1 - exp(-rate d)] < 1 - exp(-rate
+            # E[d])), so Newton from there closes on it from above; each element stops once its
+            # step is below 1e-15 of it (its figure does not depend on the others').
             a = rate * np.maximum(t - f0, 0.0)
-            p = np.ones_like(a)
+            p = np.maximum(-np.expm1(-rate * t), 1e-300)
+            open_ = np.broadcast_to(q0 > 0, p.shape).copy()  # no arrivals at all: no prompt steps
             for _ in range(_CHAIN_NEWTON):
                 e = stay * np.exp(-a / p)
-                p = np.clip(p - (p * (q0 + e) - q0) / np.maximum(q0 + e * (1 + a / p), 1e-300), 1e-12, 1.0)
+                step = (p * (q0 + e) - q0) / (q0 + e * (1 + a / p))
+                open_ &= step > _CHAIN_REL * p
+                if not open_.any():
+                    break
+                p = np.where(open_, np.maximum(p - step, 1e-300), p)
             p = np.minimum(np.maximum(np.maximum(p, x / budget), 1e-12), 1.0)
             return p, f(np.minimum(x / p, budget))
 
@@ -641,7 +647,8 @@ class StepModel:
 
 
 _LUMPY_REL = 1e-12  # lumpy_step closes its bracket to this share of the step
-_CHAIN_NEWTON = 16  # Newton steps of lumpy_step's prompt-carrying share (monotone from p = 1)
+_CHAIN_NEWTON = 30  # at most this many Newton steps for lumpy_step's prompt-carrying share (9 at worst on 400,000 random loads)
+_CHAIN_REL = 1e-15  # ... each stopping once its step is below this share of it
 
 
 def _factor_values(table: EfficiencyTable, gpu: Gpu, engine: str, weight_dtype: str, model: ModelArch, version: str) -> Factors:
