@@ -337,6 +337,24 @@ def compiled_engine(row: "MeasuredRow") -> bool:
     return m is not None and int(m.group(1)) < 1
 
 
+def reserves_whole_output(row: "MeasuredRow") -> bool:
+    """Whether the row's TensorRT-LLM scheduler charged a sequence its whole output from the start:
+    TensorRT-LLM's default capacity scheduler policy, GUARANTEED_NO_EVICT, admits a request only
+    once blocks for its prompt and its whole output are free. NVIDIA's MLPerf harness (rows labelled
+    `mlperf-v*`: NVIDIA's code, which every TensorRT-LLM MLPerf submitter runs) launches
+    MAX_UTILIZATION instead, which allocates blocks as the output grows (pausing a request when
+    they run out), so its sequences are charged like vLLM's, half their output on average: v4.1's
+    C++ harness defaults `--trtllm_batch_sched_policy` to max_util and its llama2-70b harness.py
+    passes no other (mlcommons/inference_results_v4.1@198fc467: closed/NVIDIA/code/harness/
+    harness_llm/main_llm.cc, closed/NVIDIA/code/llama2-70b/tensorrt/harness.py); the v5.0 and v6.0
+    configs set `'batch_scheduler_policy': 'max_util'` in their trtllm_runtime_flags (e.g. the
+    Server base config of closed/*/configs/gptj in v5.0, the RTX PRO 6000 llama2-70b config in
+    v6.0). Every other TensorRT-LLM row: the engine's default."""
+    if row.engine != "trtllm":
+        return False
+    return not (row.engine_version or "").strip().lower().startswith("mlperf")
+
+
 def sglang_script_flags(row: "MeasuredRow") -> dict:
     """The settings of InferenceX's SGLang launch scripts for DeepSeek-R1 on B200 that depend on
     the row's concurrency, layout or date (SemiAnalysisAI/InferenceX, read @843c6254; the

@@ -33,7 +33,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
-from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, resolve, split_roles
+from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
 from .tables import Column, text_table
@@ -112,8 +112,9 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     KV pool per GPU by the engine's rule (vLLM: fraction x total - weights - reserve; SGLang:
     fraction x total - weights; TRT-LLM: fraction x (total - weights - reserve)), fractions from
     engines.py; each attention rank holds its own sequences. A sequence is charged isl + osl
-    tokens under TRT-LLM (its default scheduler reserves the whole sequence) and isl + osl/2 under
-    vLLM and SGLang (blocks grow with the output; running sequences are half-way on average)."""
+    tokens under TRT-LLM's default scheduler, which reserves the whole sequence
+    (measurements.reserves_whole_output), and isl + osl/2 under vLLM, SGLang and NVIDIA's MLPerf
+    harness (blocks grow with the output; running sequences are half-way on average)."""
     lay = layout or res.layout
     shape = stage_shape(res.model, lay.tp, lay.pp, res.weight_dtype, res.kv_dtype, lay.dp, lay.ep)
     settings = _engine_settings(res, lay.tp)
@@ -128,7 +129,7 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     else:
         pool = f * usable - weights - RUNTIME_RESERVE_BYTES
     lengths = row_lengths([res])
-    held = float((lengths.reserve_ctx if engine == "trtllm" else lengths.ctx)[0])
+    held = float((lengths.reserve_ctx if reserves_whole_output(res.row) else lengths.ctx)[0])
     window = res.model.sliding_window
     full = shape.attention_layers_full
     sliding = shape.attention_layers_sliding

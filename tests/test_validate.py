@@ -434,6 +434,33 @@ def test_aiconfigurator_gap_rows_run_the_generators_settings(catalog):
     assert list(setup.step.budget_decode_tokens) == [1.0, 0.0] and list(setup.budget) == [3548.0, 8192.0]
 
 
+def test_mlperf_harness_charges_trtllm_sequences_half_their_output(catalog):
+    """TensorRT-LLM's default scheduler (GUARANTEED_NO_EVICT) admits a request once blocks for its
+    whole output are free, so a served row's sequence is charged isl + osl tokens. NVIDIA's MLPerf
+    harness runs MAX_UTILIZATION, which grows the blocks with the output: v4.1's harness_llm
+    defaults --trtllm_batch_sched_policy to max_util (mlcommons/inference_results_v4.1@198fc467:
+    closed/NVIDIA/code/harness/harness_llm/main_llm.cc) and v5.0's llama2-70b GPUBaseConfig sets
+    'batch_scheduler_policy': 'max_util' (closed/Dell/configs/llama2-70b/__init__.py). Its
+    sequences are charged like vLLM's, isl + osl / 2. At 1,000 tokens in and 1,000 out, on the same
+    pool: 2,000 against 1,500 tokens a sequence, 4/3 the sequences."""
+    from dataclasses import replace
+
+    from sizer.measurements import MeasuredRow, Resolved, reserves_whole_output, resolve
+    from sizer.validate import kv_capacity_sequences
+
+    served = MeasuredRow(
+        row_id="x", source="t", origin="t", model_id="meta-llama/Llama-2-70b-chat-hf", system="h100_sxm",
+        engine="trtllm", engine_version="1.0.0", precision="fp8", mode="agg", kind="concurrency", isl=1000.0, osl=1000.0,
+        concurrency=64.0, tp=2, ttft_ms=100.0, tpot_ms=10.0,
+    )
+    mlperf = replace(served, engine_version="mlperf-v5.0")
+    assert reserves_whole_output(served) and not reserves_whole_output(mlperf)
+    assert not reserves_whole_output(replace(served, engine="vllm"))
+    rs, rm = resolve(served, catalog), resolve(mlperf, catalog)
+    assert isinstance(rs, Resolved) and isinstance(rm, Resolved)
+    assert kv_capacity_sequences(rm)[0] / kv_capacity_sequences(rs)[0] == pytest.approx(2000 / 1500)
+
+
 def _ix_disagg_row(conc, *, date="2026-03-23", decode_dp=1, source=None):
     from sizer.measurements import MeasuredRow, WorkerLayout
     from sizer.perf import Layout
