@@ -353,14 +353,15 @@ class VllmRelease:
 # NVIDIA architecture whitepapers: A100 108 SMs (Ampere GA100); H100 SXM5 132, H100 PCIe 114 (Hopper
 # GH100); H200 and H20 as H100 SXM5's die (H20: 78 enabled); L40S 142 (AD102); L4 58 (AD104); A10G 80
 # (GA102); RTX 4090 128; RTX 3090 82; B200 148 (two dies of 74). AMD CDNA3 whitepaper: MI300X/MI325X
-# 304 CUs; CDNA4: MI355X 256 CUs. Measured on the device: H200 NVL 132 ("NVIDIA H200 NVL, 143771 MiB,
+# 304 CUs; CDNA4: MI355X 256 CUs, and MI350X, "the same silicon at 2200MHz" (stas00/ml-engineering
+# compute/accelerator/README.md note 22), as many. Measured on the device: H200 NVL 132 ("NVIDIA H200 NVL, 143771 MiB,
 # 132 SMs"), GH200 132 (clinfo on "NVIDIA GH200 480GB": "Compute Units | 132"), RTX PRO 6000 Blackwell
 # Server Edition 188 (torch "multi_processor_count=188").
 SM_COUNT = {
     "A100-40GB": 108, "A100-80GB": 108, "A100-80GB-PCIe": 108, "H100-SXM": 132, "H100-PCIe": 114, "H100-NVL": 132, "H200-SXM": 132,
     "H200-NVL": 132, "GH200-96GB": 132, "GH200-144GB": 132,
     "H20": 78, "L40S": 142, "L4": 58, "A10G": 80, "RTX-4090": 128, "RTX-3090": 82, "RTX-PRO-6000": 188, "B200": 148, "GB200": 148,
-    "B300": 148, "GB300": 148, "MI300X": 304, "MI325X": 304, "MI355X": 256,
+    "B300": 148, "GB300": 148, "MI300X": 304, "MI325X": 304, "MI355X": 256, "MI350X": 256,
 }
 # Name prefixes of the catalog's Hopper (sm_90) and later data-centre parts. GH200 is Hopper. Not
 # RTX-PRO-6000 (sm_120): PyTorch's 32 MiB cuBLAS workspace default is for sm_90 ("const bool sm90 =

@@ -85,6 +85,7 @@ SYSTEMS = {
     "mi300x": "MI300X",
     "mi325x": "MI325X",
     "mi355x": "MI355X",
+    "mi350x": "MI350X",
     "h100_pcie": "H100-PCIe",
     "h100_nvl": "H100-NVL",
     "l4": "L4",

@@ -289,6 +289,18 @@ def test_new_device_figures_load_in_catalog_units(catalog):
     assert (rtx.family, rtx.gpus_per_node, rtx.tdp_w) == ("blackwell", 8, 600)
 
 
+def test_mi350x_is_mi355x_at_its_clock(catalog):
+    """MI350X is "the same silicon at 2200MHz and 1000W, with everything scaled by the clock ratio"
+    (stas00/ml-engineering@744d01e1 compute/accelerator/README.md, note 22), MI355X's at 2400 MHz:
+    its dense figures are MI355X's x 2200/2400 (bf16 2500 -> 2291.7, AMD's rounded 2.3 PFLOPS; fp8
+    5000 -> 4583.3; fp4 10100 -> 9258.3), with the same 288 GB of HBM3E at 8 TB/s."""
+    a, b = catalog.gpu("MI350X"), catalog.gpu("MI355X")
+    for fmt in ("bf16", "fp8", "int8", "fp4"):
+        assert a.dense_flops_per_s[fmt] == pytest.approx(b.dense_flops_per_s[fmt] * 2200 / 2400, rel=1e-3)
+    assert (a.memory_bytes, a.usable_memory_bytes, a.hbm_bytes_per_s) == (b.memory_bytes, b.usable_memory_bytes, b.hbm_bytes_per_s)
+    assert (a.family, a.vendor, a.tdp_w, b.tdp_w) == ("cdna4", "amd", 1000, 1400)
+
+
 def test_every_catalog_device_has_an_sm_count(catalog):
     """engines.SM_COUNT is keyed by catalog name; a device missing from it silently takes 132."""
     from sizer.engines import SM_COUNT

@@ -212,6 +212,34 @@ def test_a_device_with_entries_never_takes_its_vendors(tmp_path):
     assert table.basis("MI300X", "vllm", "fp8", "moe", "0.6", vendor="amd")["scope"] == "device"
 
 
+def test_shipped_mi350x_rows_are_split_and_predicted_within_their_band(catalog):
+    """MI350X (MI355X's silicon at 2.2 GHz and 1,000 W) has eleven MLPerf v6.0 llama2-70b-99 rows
+    (public_serving.csv: Cisco 8 x and 16 x, MiTAC 8 x, Supermicro-RedHat 8 x; vLLM 0.14, MXFP4,
+    eight or sixteen TP1 copies), split by configuration into fit and scoring rows, so the device
+    has entries of its own. Its four Offline runs measured 9,867-10,060 output tokens/s a GPU; the
+    refit of 2026-12-04 puts them at 10,952-10,985 (9-11 % high) on MI350X's own entries and at
+    10,421-10,455 (4-6 % high) on AMD's vendor entries. Before any MI350X row was fitted (the fit
+    of the same day without them) the vendor entries gave 10,465-10,499: the out-of-sample check."""
+    from sizer.measurements import shipped_rows, split_roles
+    from sizer.validate import validate_rows
+
+    everything = shipped_rows(catalog.root / "measurements")
+    roles = split_roles(everything)
+    rows = [r for r in everything if r.system.lower() == "mi350x"]
+    assert len(rows) == 11 and {roles[r.row_id] for r in rows} == {"fit", "score"}
+    table = efficiency_table(catalog.root)
+    assert table.scope("MI350X", "amd") == ("device", "mi350x")
+    offline = [r for r in rows if r.kind == "offline"]
+    without = replace(table, entries=tuple(e for e in table.entries if str(dict(e.match).get("device", "")).lower() != "mi350x"))
+    assert without.scope("MI350X", "amd") == ("vendor", "amd")
+    for tab, rel in ((table, 0.15), (without, 0.10)):
+        results = validate_rows(offline, catalog, efficiency=tab).results
+        assert len(results) == 4
+        for r in results:
+            assert r.predicted_tokens_per_s == pytest.approx(r.row.throughput_tokens_per_s, rel=rel)
+            assert r.predicted_tokens_per_s > r.row.throughput_tokens_per_s  # high, as stated
+
+
 def test_shipped_mi325x_has_its_own_offsets_and_falls_back_to_amds_not_nvidias(catalog):
     """MI325X's four MLPerf v5.0 Llama-2-70B Server runs (AMD, ASUSTeK, GigaComputing, Supermicro;
     public_serving.csv, from their mlperf_log_summary.txt) are fit rows since 2026-12-04, and its

@@ -80,6 +80,7 @@ def test_explain_takes_vllm_flag_spellings():
         ("AMD Instinct MI300X VF", "MI300X"),
         ("AMD Instinct MI325X", "MI325X"),
         ("AMD Instinct MI355X", "MI355X"),
+        ("AMD Instinct MI350X", "MI350X"),
     ],
 )
 def test_device_names_as_nvidia_smi_and_rocm_smi_print_them(catalog, printed, device):

@@ -8,21 +8,24 @@ analytic model (queueing.evaluate_load, which sized it) within 15 % on TTFT p99 
 
 The simulated p99 is itself noisy: over arrival seeds 1, 2, 3 and 7 at the same load
 (benchmarks/simulate_agreement.py --seeds 1 2 3 7), the TTFT p99 of one replica moved by up to
-a half (daily's L40S: +6.3, +8.3, -9.8, +44.2 % against the analytic figure; rag's B200: -6.0,
--18.2, -2.5, -25.7 %), its TPOT p99 by up to 30 % (rag's: -6.4, +26.0, +2.2, -11.4 %; figures
-under the refit that charges MLPerf's TensorRT-LLM runs half their output, 2026-12-04).
+a half (daily's L40S: +6.6, +8.3, -9.6, +42.9 % against the analytic figure; rag's B200: -6.0,
+-18.2, -2.5, -25.7 %), its TPOT p99 by up to 30 % (rag's: -6.4, +26.0, +2.1, -11.4 %; figures
+under the refit with MI350X's rows, 2026-12-04).
 Limited's
 and chat's H100-SXM, stated here while their plans were tp=4 (+15 to +21 % on every seed), are
 tp=2 since prompt GEMMs took their own fraction (2026-12-03) and were within 15 % on seed 7 (chat +2.1,
-limited +6.8 %; up to +16.5 and +14.6 % on seeds 1-3); chat's still is (+1.8 %), limited's is at
-+16.4 % under the refit that charges MLPerf's TensorRT-LLM runs half their output and is stated
-again below. Where seed 7's gap is past 15 %, it is stated here and in the
+limited +6.8 %; up to +16.5 and +14.6 % on seeds 1-3); chat's still is (+2.3 %). Limited's went
+to +16.4 % under the refit that charges MLPerf's TensorRT-LLM runs half their output and was
+stated at 20 % for that refit; under the refit with MI350X's rows it is +0.8 % (seeds 1-3: +3.3,
++5.3, +20.3 %), within 15 % on seed 7 again, and no longer stated: its seed-7 figure crosses 15 %
+with each refit, the p99's own spread. Where seed 7's gap is past 15 %, it is stated here and in the
 README, held to the figure measured when it was stated, so that it cannot grow unnoticed:
 
     daily-llama-3.1-8b-aws  L40S tp=1 at 5.71 req/s (the refit of 2026-12-03 that solves the
                             disaggregated closed loop for its rate, and the lumpy-arrival step
-                            solved to its fixed point), TTFT p99 +44.2 % (0.909 s analytic, 1.311 s
-                            simulated; seeds 1, 2, 3: +6.3, +8.3, -9.8 %; +41.0 % before the refit
+                            solved to its fixed point), TTFT p99 +42.9 % (0.909 s analytic, 1.299 s
+                            simulated; seeds 1, 2, 3: +6.6, +8.3, -9.6 %; +44.2 % before the refit
+                            with MI350X's rows, +41.0 % before the refit
                             that charges MLPerf's TensorRT-LLM runs half their output, +43.0 % before the
                             refit with MI325X's Server runs, 2026-12-04, +42.9 % before the step's
                             prompt share followed the step before it, 2026-12-04, +43.6 % before the
@@ -34,17 +37,12 @@ README, held to the figure measured when it was stated, so that it cannot grow u
                             rare event the p99 rests on; seed 7 is the seed whose batch sits at
                             the cap longest (+34 % at 5.85 req/s before issue 10's M/G/1 change,
                             +32.9 % at 5.71 req/s under the earlier refits of 2026-12-03).
-    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -25.7 % (4.679 s analytic, 3.475 s
-                            simulated; seeds 1, 2, 3: -6.0, -18.2, -2.5 %; -25.6, -25.5, -25.4, -25.2, -25.1 and
+    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -25.7 % (4.681 s analytic, 3.475 s
+                            simulated; seeds 1, 2, 3: -6.0, -18.2, -2.5 %; -25.7, -25.6, -25.5, -25.4, -25.2, -25.1 and
                             -24.8 % under the four fits before): prompts to 30k tokens
                             at p99 prefilled over seconds; the p99 rests on about 100 requests
                             whose wait is set by a few of the longest prompts. The analytic side
                             is the pessimistic one.
-    limited-llama-3.1-70b   H100-SXM tp=2 at 2.86 req/s, TTFT p99 +16.4 % (1.072 s analytic, 1.248 s
-                            simulated; seeds 1, 2, 3: +7.4, +11.3, +9.8 %; +6.8 % on seed 7 and
-                            +9.9, +14.6, +14.5 % on seeds 1-3 under the fit before, the refit that
-                            charges MLPerf's TensorRT-LLM runs half their output, 2026-12-04): the
-                            analytic side is the optimistic one by 7-16 % on every seed; held at 20 %.
 """
 
 from __future__ import annotations
@@ -60,17 +58,16 @@ from .conftest import WORKLOADS
 STATED_GAPS = {
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.50},
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
-    ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.20},
 }
 SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
 # (workload, device): a wider allowance where a replica's p99 rests on a rare event and its seeds
 # spread further, stated with the seeds' figures so that it cannot grow unnoticed
 STATED_SLO_NOISE = {
     # daily's L40S at 5.71 req/s after the refit that solves the disaggregated closed loop for its
-    # rate (2026-12-03): TTFT p99 0.967, 0.984, 0.820 and 1.311 s on seeds 1, 2, 3 and 7 against
-    # its 1 s bound and the analytic 0.909 s under the refit that charges MLPerf's TensorRT-LLM runs
-    # half their output (0.973, 0.989, 0.816 and 1.280 s against 0.908 s under the refit with
-    # MI325X's Server runs; 0.968,
+    # rate (2026-12-03): TTFT p99 0.969, 0.985, 0.822 and 1.299 s on seeds 1, 2, 3 and 7 against
+    # its 1 s bound and the analytic 0.909 s under the refit with MI350X's rows (0.967, 0.984, 0.820
+    # and 1.311 s under the refit that charges MLPerf's TensorRT-LLM runs half their output;
+    # 0.973, 0.989, 0.816 and 1.280 s against 0.908 s under the refit with MI325X's Server runs; 0.968,
     # 0.987, 0.823 and 1.295 s against 0.906 s before it; 0.902 s before the lumpy-arrival step
     # was solved to its fixed point; 0.985, 1.006, 0.826 and 1.353 s against 0.917 s
     # under the fit before; 0.989, 1.004, 0.826 and 1.360 s under the one before that; 0.983,
@@ -80,7 +77,8 @@ STATED_SLO_NOISE = {
     # (benchmarks/simulate_agreement.py --seeds 1 2 3 7). The plan misses its bound on seed 7 by
     # 29.5 % (35.3, 36.0, 35.3 and 40.1 % under the four fits before): the README says so and points
     # at the 0.9 plan. Under the refit of 2026-12-04 with MI325X's Server runs: 28.0 %; under the
-    # one that charges MLPerf's TensorRT-LLM runs half their output: 31.1 %.
+    # one that charges MLPerf's TensorRT-LLM runs half their output: 31.1 %; under the one with
+    # MI350X's rows: 29.9 %.
     ("daily-llama-3.1-8b-aws", "L40S"): 0.37,
 }
 
