@@ -342,7 +342,8 @@ def reserves_whole_output(row: "MeasuredRow") -> bool:
     """Whether the row's TensorRT-LLM scheduler charged a sequence its whole output from the start:
     TensorRT-LLM's default capacity scheduler policy, GUARANTEED_NO_EVICT, admits a request only
     once blocks for its prompt and its whole output are free. NVIDIA's MLPerf harness (rows labelled
-    `mlperf-v*`: NVIDIA's code, which every TensorRT-LLM MLPerf submitter runs) launches
+    `mlperf-v*`, and every row measured on an MLPerf dataset, which resolve relabels so through
+    mlperf_release: NVIDIA's code, which every TensorRT-LLM MLPerf submitter runs) launches
     MAX_UTILIZATION instead, which allocates blocks as the output grows (pausing a request when
     they run out), so its sequences are charged like vLLM's, half their output on average: v4.1's
     C++ harness defaults `--trtllm_batch_sched_policy` to max_util and its llama2-70b harness.py

@@ -459,6 +459,11 @@ def test_mlperf_harness_charges_trtllm_sequences_half_their_output(catalog):
     rs, rm = resolve(served, catalog), resolve(mlperf, catalog)
     assert isinstance(rs, Resolved) and isinstance(rm, Resolved)
     assert kv_capacity_sequences(rm)[0] / kv_capacity_sequences(rs)[0] == pytest.approx(2000 / 1500)
+    # a row measured on an MLPerf dataset is an MLPerf harness's run whatever release it names:
+    # resolve relabels it (measurements.mlperf_release), and the harness's rule follows
+    on_dataset = resolve(replace(served, kind="offline", isl=None, osl=None, dataset="mlperf-llama2-70b"), catalog)
+    assert isinstance(on_dataset, Resolved) and on_dataset.row.engine_version == "mlperf-1.0.0"
+    assert not reserves_whole_output(on_dataset.row)
 
 
 def _ix_disagg_row(conc, *, date="2026-03-23", decode_dp=1, source=None):
