@@ -341,17 +341,17 @@ def compiled_engine(row: "MeasuredRow") -> bool:
 def reserves_whole_output(row: "MeasuredRow") -> bool:
     """Whether the row's TensorRT-LLM scheduler charged a sequence its whole output from the start:
     TensorRT-LLM's default capacity scheduler policy, GUARANTEED_NO_EVICT, admits a request only
-    once blocks for its prompt and its whole output are free. NVIDIA's MLPerf harness (rows labelled
-    `mlperf-v*`, and every row measured on an MLPerf dataset, which resolve relabels so through
-    mlperf_release: NVIDIA's code, which every TensorRT-LLM MLPerf submitter runs) launches
-    MAX_UTILIZATION instead, which allocates blocks as the output grows (pausing a request when
-    they run out), so its sequences are charged like vLLM's, half their output on average: v4.1's
-    C++ harness defaults `--trtllm_batch_sched_policy` to max_util and its llama2-70b harness.py
-    passes no other (mlcommons/inference_results_v4.1@198fc467: closed/NVIDIA/code/harness/
-    harness_llm/main_llm.cc, closed/NVIDIA/code/llama2-70b/tensorrt/harness.py); the v5.0 and v6.0
-    configs set `'batch_scheduler_policy': 'max_util'` in their trtllm_runtime_flags (e.g. the
-    Server base config of closed/*/configs/gptj in v5.0, the RTX PRO 6000 llama2-70b config in
-    v6.0). Every other TensorRT-LLM row: the engine's default."""
+    once blocks for its prompt and its whole output are free. NVIDIA's MLPerf harness, which every
+    TensorRT-LLM MLPerf submitter runs (rows labelled `mlperf-*`: resolve gives that label to every
+    row measured on an MLPerf dataset, through mlperf_release), launches MAX_UTILIZATION instead,
+    which allocates blocks as the output grows (pausing a request when they run out), so its
+    sequences are charged like vLLM's, half their output on average: v4.1's C++ harness defaults
+    `--trtllm_batch_sched_policy` to max_util and its llama2-70b harness.py passes no other
+    (mlcommons/inference_results_v4.1@198fc467: closed/NVIDIA/code/harness/harness_llm/main_llm.cc,
+    closed/NVIDIA/code/llama2-70b/tensorrt/harness.py); v5.0's and v6.0's configs set
+    `'batch_scheduler_policy': 'max_util'` in their trtllm_runtime_flags (v5.0's llama2-70b
+    GPUBaseConfig, closed/Dell/configs/llama2-70b/__init__.py in ntuhpc/mlperf_inference_results_v5.0;
+    v6.0's RTX PRO 6000 llama2-70b configs). Every other TensorRT-LLM row: the engine's default."""
     if row.engine != "trtllm":
         return False
     return not (row.engine_version or "").strip().lower().startswith("mlperf")
