@@ -354,7 +354,9 @@ def reserves_whole_output(row: "MeasuredRow") -> bool:
     v6.0's RTX PRO 6000 llama2-70b configs). Every other TensorRT-LLM row: the engine's default."""
     if row.engine != "trtllm":
         return False
-    return not (row.engine_version or "").strip().lower().startswith("mlperf")
+    from .efficiency import version_label
+
+    return version_label(row.engine_version, row.engine) != "mlperf"  # the harness label, as mlperf_release reads it
 
 
 def sglang_script_flags(row: "MeasuredRow") -> dict:
