@@ -49,12 +49,20 @@ FIRST_PARTY_KINDS = ("provider_page", "user")
 # the product line, the memory type, AMD's OAM form factor and VF (a virtual function in a VM),
 # NVIDIA's AC (a power variant of B300).
 _DEVICE_NOISE = frozenset({"nvidia", "amd", "instinct", "tesla", "hbm3", "hbm3e", "hbm2e", "oam", "vf", "ac", "gpu", "corporation"})
+# Words of the names MLPerf submissions give an AMD accelerator that say it ran whole, not which
+# it is: one memory partition (NPS1), one compute partition (SPX), and its rated board power
+# (750W) -- `AMD Instinct MI300X-NPS1-SPX-192GB-750W` (mlcommons/inference_results_v4.1
+# closed/AMD/systems/1xMI300X_2xEPYC-9374F.json, accelerator_model_name) is an MI300X-192GB. A
+# partitioned device (NPS4, DPX, QPX, CPX: a fraction of the chip per logical GPU) keeps the
+# word, and so matches no catalog device rather than the whole chip.
+_DEVICE_SETTING = re.compile(r"nps1|spx|\d+w")
 
 
 def device_key(name: str) -> str:
     """A device name reduced to what tells devices apart: lower case, the words of _DEVICE_NOISE
-    dropped, no separators (`NVIDIA H100 80GB HBM3` -> `h10080gb`, the key of alias H100-80GB)."""
-    words = [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w and w not in _DEVICE_NOISE]
+    and the partition and power words of _DEVICE_SETTING dropped, no separators
+    (`NVIDIA H100 80GB HBM3` -> `h10080gb`, the key of alias H100-80GB)."""
+    words = [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w and w not in _DEVICE_NOISE and not _DEVICE_SETTING.fullmatch(w)]
     return "".join(words)
 
 
