@@ -979,9 +979,42 @@ def shipped_rows(root: Path | None = None) -> list[MeasuredRow]:
 # ---------------------------------------------------------------------------------------------
 
 
+# Words of a checkpoint's name that say how its weights were stored, not what the network is: the
+# row's `precision` (and `kv_dtype`) carry the format, so `nvidia/DeepSeek-R1-0528-FP4` and
+# `amd/Llama-2-70b-chat-hf-FP8-KV` are checkpoints of the catalog's deepseek-r1 and llama-2-70b.
+_FORMAT_WORDS = frozenset(
+    {"fp8", "fp4", "nvfp4", "mxfp4", "int4", "int8", "w4a16", "w8a8", "w4a8", "w8a16", "awq", "gptq", "quark", "kv", "dynamic", "static", "preview", "quantized"}
+)
+# MLPerf's benchmark names (mlcommons/inference loadgen/mlperf.conf: llama2-70b, llama2-70b-interactive,
+# llama3_1-8b, llama3_1-405b; the submissions' -99 and -99.9 accuracy targets).
+_MLPERF_BENCHMARK = re.compile(r"(?:-(?:99(?:\.9)?|interactive))+$")
+
+
+def checkpoint_architecture(model_id: str) -> str:
+    """The name a row's checkpoint id has without its storage-format words (_FORMAT_WORDS) and, for
+    an MLPerf benchmark name, without its accuracy target and scenario (llama2-70b-99.9 ->
+    llama2-70b, llama3_1-8b -> llama3.1-8b); "" where nothing was dropped. Only the rows' resolution
+    uses it (_model_for), where the row's precision says the format: never a workload's model."""
+    base = model_id.strip().rsplit("/", 1)[-1]
+    name = _MLPERF_BENCHMARK.sub("", base.lower())
+    name = re.sub(r"^llama(\d)_(\d)", r"llama\1.\2", name)
+    words = [w for w in re.split(r"[-_\s]+", name) if w and w not in _FORMAT_WORDS]
+    out = "-".join(words)
+    return out if out and out != base.lower() else ""
+
+
 def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | str:
     key = row.model_id.strip()
     entry = catalog.find_model(key) or catalog.find_model(key.split("/")[-1])
+    if entry is None and key.lower() not in SAME_ARCHITECTURE:
+        # an id the catalog knows only up to its variant and date words (catalog.match_model), or
+        # up to its storage format and MLPerf benchmark words (checkpoint_architecture)
+        entry = catalog.match_model(key)
+        if entry is None and checkpoint_architecture(key):
+            entry = catalog.match_model(checkpoint_architecture(key))
+            named = sorted({w for w in re.split(r"[-_\s]+", key.lower().rsplit("/", 1)[-1]) if w in _FORMAT_WORDS} - {"kv", "preview", "dynamic", "static"})
+            if entry is not None and named and not row.precision:
+                return f"model {row.model_id!r} is a checkpoint of {entry.name} stored as {'/'.join(named).upper()}, but the row gives no precision (fill `precision`)"
     name = entry.name if entry else SAME_ARCHITECTURE.get(key.lower())
     if name is None:
         return f"model {row.model_id!r} is not in the model catalog (add its config.json under catalogs/models/)"

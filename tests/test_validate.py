@@ -930,3 +930,53 @@ def test_a_disaggregated_closed_loop_holds_littles_law_at_every_load(catalog):
     capacity = 1.0 / (8192.0 * setup.prefill_step.prefill_per_token_s(setup.isl))
     assert rate[0] < 0.5 * capacity[0]  # one client: far below it
     assert rate[-1] == pytest.approx(0.999 * capacity[-1], rel=1e-6)  # 4,096 clients: at it
+
+
+def _named_row(model_id, precision="fp8"):
+    from sizer.measurements import MeasuredRow
+
+    return MeasuredRow(
+        row_id="x", source="s", origin="t", model_id=model_id, system="h100_sxm", engine="vllm", engine_version="",
+        precision=precision, mode="agg", kind="concurrency", isl=512.0, osl=128.0, concurrency=8.0, tp=1, ttft_ms=100.0, tpot_ms=10.0,
+    )
+
+
+@pytest.mark.parametrize(
+    "model_id, name",
+    [
+        # MLPerf's benchmark names (mlcommons/inference loadgen/mlperf.conf) and accuracy targets
+        ("llama2-70b-99", "llama-2-70b"),
+        ("llama2-70b-99.9", "llama-2-70b"),
+        ("llama2-70b-interactive", "llama-2-70b"),
+        ("llama3_1-8b", "llama-3.1-8b"),
+        ("llama3_1-405b-interactive", "llama-3.1-405b"),
+        # quantised checkpoints the submitters and vendors publish: the row's precision is the format
+        ("amd/Llama-2-70b-chat-hf-FP8-KV", "llama-2-70b"),
+        ("amd/Mixtral-8x7B-Instruct-v0.1-FP8-KV", "mixtral-8x7b"),
+        ("nvidia/DeepSeek-R1-0528-FP4", "deepseek-r1"),
+        ("amd/DeepSeek-R1-0528-MXFP4-Preview", "deepseek-r1"),
+        ("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", "llama-3.1-8b"),
+        # a date tag (catalog.match_model)
+        ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1"),
+        # a catalogued FP8 checkpoint keeps its own entry
+        ("Qwen/Qwen3-32B-FP8", "qwen3-32b-fp8"),
+    ],
+)
+def test_a_rows_checkpoint_resolves_to_its_architecture(catalog, model_id, name):
+    from sizer.measurements import Resolved, resolve
+
+    res = resolve(_named_row(model_id), catalog)
+    assert isinstance(res, Resolved), res
+    assert res.model_name == name
+
+
+def test_a_quantised_checkpoint_without_a_precision_is_skipped_with_the_reason(catalog):
+    """The format words dropped to find the architecture are not dropped silently: a row naming an
+    FP8 checkpoint and no precision would otherwise be modelled at the model's own BF16."""
+    from sizer.measurements import Skipped, resolve
+
+    res = resolve(_named_row("amd/Llama-2-70b-chat-hf-FP8-KV", precision=""), catalog)
+    assert isinstance(res, Skipped)
+    assert res.reason == "model 'amd/Llama-2-70b-chat-hf-FP8-KV' is a checkpoint of llama-2-70b stored as FP8, but the row gives no precision (fill `precision`)"
+    unknown = resolve(_named_row("Qwen/Qwen3-14B-FP8"), catalog)
+    assert isinstance(unknown, Skipped) and "is not in the model catalog" in unknown.reason
