@@ -117,6 +117,14 @@ UNMODELLED = {
 }
 
 ENGINES = ("vllm", "sglang", "trtllm")
+# Other spellings of the engines a results table may give in its backend column (letters and
+# digits only, lower case): MLPerf's system descriptions write "TensorRT-LLM" in `framework`.
+ENGINE_SPELLINGS = {"tensorrtllm": "trtllm", "trtllm": "trtllm", "vllm": "vllm", "sglang": "sglang"}
+
+
+def engine_name(backend: str) -> str:
+    """The engine a backend cell names (ENGINES), or the cell lower-cased if it names none."""
+    return ENGINE_SPELLINGS.get(re.sub(r"[^a-z0-9]", "", backend.lower()), backend.lower())
 
 # KV-cache format when the measurement does not say (no kv_dtype column): each engine's default.
 #   trtllm: KvCacheConfig dtype "auto" takes the checkpoint's kv_cache_quant_algo; NVIDIA's FP8 and
@@ -764,7 +772,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     mode = (get("mode") or "agg").lower()
     if mode not in ("agg", "disagg"):
         cells.bad(f"mode: expected agg or disagg, got {get('mode')!r}")
-    engine = get("backend").lower()
+    engine = engine_name(get("backend"))
     dataset = get("dataset") or None
     isl, osl = cells.number("isl"), cells.number("osl")
     if dataset is None and (isl is None or isl < 1 or osl is None or osl < 1):

@@ -386,3 +386,27 @@ def test_the_summary_scores_bound_runs_largest_rates_by_hand(tmp_path, catalog):
     assert report_dict(by_hand)["summary"]["bounded_rate"] == got
     fixed = Report(results=(replace(a, predicted_max_rate_rps=None),), skipped=(), efficiency_source="", measurements="", roles_used=False)
     assert bounded_rates(fixed, None) is None
+
+
+def test_an_mlperf_row_in_the_submissions_own_spellings_reads_as_the_shipped_one(tmp_path, catalog):
+    """A row copied from an MLPerf submission as it spells things: the accelerator_model_name of
+    its system description (`NVIDIA H100-SXM-80GB`, mlcommons/inference_results_v4.1
+    closed/NVIDIA/systems/DGX-H100_H100-SXM-80GBx8_TRT.json), the framework `TensorRT-LLM` and the
+    benchmark name `llama2-70b-99`, resolves to the same model, device and engine as the row in the
+    catalog's own names: the same prediction."""
+    from sizer.measurements import Resolved, resolve
+    from sizer.validate import build_setup, predict
+
+    header = "id,model_path,system,backend,precision,kind,dataset,isl,osl,tp_size,replicas,request_rate_rps,output_tokens_per_s,samples_per_s,silicon_ttft_ms,silicon_tpot_ms\n"
+    # MLPerf v4.1 NVIDIA DGX-H100 8 x H100-SXM-80GB llama2-70b Server: 75.1 samples/s scheduled, TP2 x 4
+    figures = ",fp8,rate,mlperf-llama2-70b,,,2,4,75.1,21588.35,74.41,275.92,154.96\n"
+    (tmp_path / "mine.csv").write_text(
+        header
+        + "ours,meta-llama/Llama-2-70b-chat-hf,h100_sxm,trtllm" + figures
+        + "theirs,llama2-70b-99,NVIDIA H100-SXM-80GB,TensorRT-LLM" + figures
+    )
+    ours, theirs = (resolve(r, catalog) for r in read_csv(tmp_path / "mine.csv"))
+    assert isinstance(ours, Resolved) and isinstance(theirs, Resolved), theirs
+    assert (theirs.model_name, theirs.gpu.name, theirs.row.engine) == (ours.model_name, ours.gpu.name, ours.row.engine) == ("llama-2-70b", "H100-SXM", "trtllm")
+    pred = predict(build_setup([ours, theirs]))
+    assert pred.tpot_s[0] == pred.tpot_s[1] and pred.ttft_s[0] == pred.ttft_s[1]
