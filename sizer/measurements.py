@@ -56,6 +56,7 @@ import functools
 import hashlib
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from pathlib import Path
@@ -741,7 +742,12 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     if not path.is_file():
         raise InputFileError(f"{label}: file not found")
     try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        # index_col=False: a row with more cells than the header keeps its cells under their own
+        # columns (pandas would otherwise take the extra ones as an index and shift every value)
+        with warnings.catch_warnings():  # its "loss of data" warning: such rows are marked invalid below
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False)
+        widths = _record_widths(path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0]}") from None
     cols = set(df.columns)
@@ -760,9 +766,25 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     if ttft_col is None and tpot_col is None and "output_tokens_per_s" not in cols:
         raise FieldValueError(f"{label}: column 'silicon_ttft_ms': no measured latency (silicon_ttft_ms / silicon_tpot_ms) or output_tokens_per_s column")
     rows = []
+    header = widths[0] if widths else 0
     for i, rec in enumerate(df.to_dict("records")):
-        rows.append(_csv_row(rec, i, label, ttft_col, tpot_col))
+        row = _csv_row(rec, i, label, ttft_col, tpot_col)
+        extra = widths[i + 1] - header if i + 1 < len(widths) else 0
+        if extra > 0 and not row.invalid:
+            from dataclasses import replace as _replace
+
+            row = _replace(row, invalid=f"{widths[i + 1]} cells where the header has {header}: a value holding an unquoted comma?")
+        rows.append(row)
     return rows
+
+
+def _record_widths(path: Path) -> list[int]:
+    """The number of cells of each non-blank record of a CSV file (the header first), as the csv
+    module splits them: the rows pandas reads, in order (it skips blank lines too)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        return [len(rec) for rec in csv.reader(fh) if rec and any(c.strip() for c in rec)]
 
 
 def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: str | None) -> MeasuredRow:
@@ -1151,6 +1173,14 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             ms = named.bounds_ms(rate_scenario(row))
             if ms is not None:
                 bounds = (ms[0] / 1000.0, ms[1] / 1000.0)
+    elif row.isl and row.osl and model.max_position_embeddings and row.isl + row.osl > model.max_position_embeddings:
+        # no engine serves it: vLLM refuses a --max-model-len above the model's, TRT-LLM and SGLang
+        # cap max_seq_len at it; the row's lengths are not what ran
+        return Skipped(
+            row=row,
+            reason=f"isl + osl = {row.isl + row.osl:,.0f} tokens exceeds {model_name}'s context, max_position_embeddings {model.max_position_embeddings:,} "
+            "(a rope-scaled launch: add the model under catalogs/models/ with max_position_embeddings set to the scaled context)",
+        )
     ratio = harness_flags(row).get("range_ratio")
     if ratio and not row.dataset:
         prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)

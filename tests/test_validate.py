@@ -980,3 +980,34 @@ def test_a_quantised_checkpoint_without_a_precision_is_skipped_with_the_reason(c
     assert res.reason == "model 'amd/Llama-2-70b-chat-hf-FP8-KV' is a checkpoint of llama-2-70b stored as FP8, but the row gives no precision (fill `precision`)"
     unknown = resolve(_named_row("Qwen/Qwen3-14B-FP8"), catalog)
     assert isinstance(unknown, Skipped) and "is not in the model catalog" in unknown.reason
+
+
+def test_a_row_longer_than_its_models_context_is_skipped_with_the_reason(catalog):
+    """isl + osl beyond max_position_embeddings (Llama-2-70B: 4,096) ran on no engine as recorded (a
+    typo, or a rope-scaled launch the catalog model does not describe): skipped, not scored as a
+    100 % miss."""
+    from dataclasses import replace
+
+    from sizer.measurements import Resolved, Skipped, resolve
+
+    row = replace(_named_row("meta-llama/Llama-2-70b-chat-hf"), system="mi300x", isl=3072.0, osl=1024.0)
+    assert isinstance(resolve(row, catalog), Resolved)  # 4,096 exactly: the whole context
+    res = resolve(replace(row, osl=1025.0), catalog)
+    assert isinstance(res, Skipped)
+    assert res.reason.startswith("isl + osl = 4,097 tokens exceeds llama-2-70b's context, max_position_embeddings 4,096")
+
+
+def test_a_row_with_more_cells_than_its_header_is_skipped_not_shifted(tmp_path):
+    """pandas takes a data row's extra leading cells as an index, which shifts every value one
+    column on (replicas read from output_tokens_per_s): the row is skipped with what is wrong."""
+    from sizer.measurements import read_csv
+
+    header = "id,model_path,system,backend,precision,kind,dataset,isl,osl,tp_size,replicas,request_rate_rps,output_tokens_per_s,samples_per_s,silicon_ttft_ms,silicon_tpot_ms\n"
+    row = "srv,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,rate,mlperf-llama2-70b,,,1,8,73.66,21028.23,71.74,1006.33,143.10"
+    path = tmp_path / "mine.csv"
+    path.write_text(header + row + ",1,2\n")
+    (only,) = read_csv(path)
+    assert only.invalid == "18 cells where the header has 16: a value holding an unquoted comma?"
+    assert only.replicas == 8 and only.request_rate_rps == pytest.approx(73.66 / 8)  # per replica, its own column
+    path.write_text(header + row + "\n")
+    assert read_csv(path)[0].invalid is None
