@@ -778,6 +778,14 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     return rows
 
 
+def _precision_name(cell: str) -> str:
+    """A precision cell in sizer's names (units.DTYPE_ALIASES: bfloat16 -> bf16, float16 -> fp16,
+    fp8_e4m3 -> fp8, AWQ/GPTQ/W4A16 -> int4); `auto` (the engines' word for the checkpoint's own
+    format) -> "", which _weight_dtype reads as the checkpoint's format."""
+    name = normalise_dtype(cell)
+    return "" if name == "auto" else name
+
+
 def _record_widths(path: Path) -> list[int]:
     """The number of cells of each non-blank record of a CSV file (the header first), as the csv
     module splits them: the rows pandas reads, in order (it skips blank lines too)."""
@@ -850,7 +858,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         system=get("system"),
         engine=engine,
         engine_version=get("backend_version"),
-        precision=get("precision").lower(),
+        precision=_precision_name(get("precision")),
         mode=mode,
         kind=kind,
         isl=isl or 0.0,

@@ -410,3 +410,16 @@ def test_an_mlperf_row_in_the_submissions_own_spellings_reads_as_the_shipped_one
     assert (theirs.model_name, theirs.gpu.name, theirs.row.engine) == (ours.model_name, ours.gpu.name, ours.row.engine) == ("llama-2-70b", "H100-SXM", "trtllm")
     pred = predict(build_setup([ours, theirs]))
     assert pred.tpot_s[0] == pred.tpot_s[1] and pred.ttft_s[0] == pred.ttft_s[1]
+
+
+def test_a_precision_in_the_engines_words_reads_as_sizers(tmp_path, catalog):
+    """`bfloat16`, `float16`, `fp8_e4m3`, `AWQ` and `auto` (vLLM's --dtype / --quantization words)
+    name bf16, fp16, fp8, int4 and the checkpoint's own format: a row is not skipped for its spelling."""
+    header = "id,model_path,system,backend,precision,kind,isl,osl,concurrency,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    cells = {"bfloat16": "bf16", "float16": "fp16", "FP8_E4M3": "fp8", "AWQ": "int4", "auto": ""}
+    (tmp_path / "mine.csv").write_text(header + "".join(f"r{i},meta-llama/Llama-3.1-8B-Instruct,h100_sxm,vllm,{p},concurrency,1024,128,8,1,50,10\n" for i, p in enumerate(cells)))
+    rows = read_csv(tmp_path / "mine.csv")
+    assert [r.precision for r in rows] == list(cells.values())
+    from sizer.measurements import Resolved, resolve
+
+    assert [resolve(r, catalog).weight_dtype for r in rows] == ["bf16", "fp16", "fp8", "int4", "bf16"]
