@@ -767,9 +767,10 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
         raise FieldValueError(f"{label}: column 'silicon_ttft_ms': no measured latency (silicon_ttft_ms / silicon_tpot_ms) or output_tokens_per_s column")
     rows = []
     header = widths[0] if widths else 0
+    aligned = len(widths) == len(df) + 1  # the csv module's records are pandas' rows, one for one
     for i, rec in enumerate(df.to_dict("records")):
         row = _csv_row(rec, i, label, ttft_col, tpot_col)
-        extra = widths[i + 1] - header if i + 1 < len(widths) else 0
+        extra = widths[i + 1] - header if aligned else 0
         if extra > 0 and not row.invalid:
             from dataclasses import replace as _replace
 
