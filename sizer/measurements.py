@@ -788,12 +788,12 @@ def _precision_name(cell: str) -> str:
 
 
 def _record_widths(path: Path) -> list[int]:
-    """The number of cells of each non-blank record of a CSV file (the header first), as the csv
-    module splits them: the rows pandas reads, in order (it skips blank lines too)."""
+    """The number of cells of each record of a CSV file (the header first), as the csv module splits
+    them, less the empty and whitespace-only lines pandas skips: its rows, in order."""
     import csv
 
     with open(path, newline="", encoding="utf-8-sig") as fh:
-        return [len(rec) for rec in csv.reader(fh) if rec and any(c.strip() for c in rec)]
+        return [len(rec) for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
 
 
 def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: str | None) -> MeasuredRow:

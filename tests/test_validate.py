@@ -1011,3 +1011,18 @@ def test_a_row_with_more_cells_than_its_header_is_skipped_not_shifted(tmp_path):
     assert only.replicas == 8 and only.request_rate_rps == pytest.approx(73.66 / 8)  # per replica, its own column
     path.write_text(header + row + "\n")
     assert read_csv(path)[0].invalid is None
+
+
+def test_the_extra_cells_check_pairs_rows_across_blank_and_empty_lines(tmp_path):
+    """Blank and whitespace-only lines (which pandas skips) and a line of commas alone (a row of
+    empty cells, which it keeps) do not shift which row is told it has too many cells."""
+    from sizer.measurements import read_csv
+
+    header = "id,model_path,system,backend,precision,kind,dataset,isl,osl,tp_size,replicas,request_rate_rps,output_tokens_per_s,samples_per_s,silicon_ttft_ms,silicon_tpot_ms\n"
+    row = "{},meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,rate,mlperf-llama2-70b,,,1,8,73.66,21028.23,71.74,1006.33,143.10"
+    path = tmp_path / "mine.csv"
+    path.write_text(header + row.format("a") + ",x\n\n" + "," * 15 + "\n   \n" + row.format("b") + "\n")
+    rows = {r.row_id: r for r in read_csv(path)}
+    assert rows["a"].invalid == "17 cells where the header has 16: a value holding an unquoted comma?"
+    assert rows["b"].invalid is None
+    assert len(rows) == 3  # a, the empty row (its own reason), b
