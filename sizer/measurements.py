@@ -792,8 +792,11 @@ def _record_widths(path: Path) -> list[int]:
     them, less the empty and whitespace-only lines pandas skips: its rows, in order."""
     import csv
 
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        return [len(rec) for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            return [len(rec) for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
+    except csv.Error:  # a record the csv module refuses (a cell over its field size limit): no check
+        return []
 
 
 def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: str | None) -> MeasuredRow:
