@@ -496,6 +496,10 @@ class RowResult:
     # the model's figures at the rate the run was submitted at (inf where it calls it saturated)
     predicted_ttft_ms_at_rate: float | None = None
     predicted_tpot_ms_at_rate: float | None = None
+    # ... and at EDGE_SHARE of the model's largest rate: how far the figures at the edge move for
+    # a rate error of that size (edge_sensitivity)
+    predicted_ttft_ms_below_edge: float | None = None
+    predicted_tpot_ms_below_edge: float | None = None
 
     def measured(self, metric: str) -> float | None:
         return {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
@@ -602,9 +606,11 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
         pred = predict(setup)
         bounded = bounded_rates_rps(setup)
         at_bound = bound_latencies_s(setup, bounded)
+        below = bound_latencies_s(setup, {i: EDGE_SHARE * r for i, r in bounded.items() if i in at_bound})
         copy_of = copies([res.row for res in resolved])
         for i, res in enumerate(resolved):
             ttft_s, tpot_s = at_bound.get(i, (pred.ttft_s[i], pred.tpot_s[i]))
+            ttft_below, tpot_below = below.get(i, (None, None))
             results.append(
                 RowResult(
                     row=res.row,
@@ -623,6 +629,8 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
                     latency_bounds_ms=tuple(b * 1000.0 for b in res.latency_bounds_s) if i in bounded else None,
                     predicted_ttft_ms_at_rate=float(pred.ttft_s[i] * 1000) if i in at_bound else None,
                     predicted_tpot_ms_at_rate=float(pred.tpot_s[i] * 1000) if i in at_bound else None,
+                    predicted_ttft_ms_below_edge=None if ttft_below is None else ttft_below * 1000,
+                    predicted_tpot_ms_below_edge=None if tpot_below is None else tpot_below * 1000,
                 )
             )
     source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
@@ -778,7 +786,38 @@ def bounded_rates(report: Report, role: str | None = "score") -> dict | None:
         return None
     apes = [abs(p / m - 1.0) * 100.0 for p, m in pairs]
     logs = [math.log(p / m) if p > 0 else -math.inf for p, m in pairs]
-    return {"n": len(pairs), "median_ape": _round(_pct(apes, 50)), "p90_ape": _round(_pct(apes, 90)), "median_log_ratio": _round(_pct(logs, 50), 4)}
+    return {
+        "n": len(pairs),
+        "median_ape": _round(_pct(apes, 50)),
+        "p90_ape": _round(_pct(apes, 90)),
+        "median_log_ratio": _round(_pct(logs, 50), 4),
+        "edge_sensitivity": edge_sensitivity(runs),
+    }
+
+
+EDGE_SHARE = 0.95
+"""Where a bound run's latencies are also predicted (RowResult.predicted_*_below_edge): this share
+of the model's largest rate, a rate error about the size of the largest rate's own (median 4.3 %
+on the 36 scoring runs)."""
+
+
+def edge_sensitivity(runs: list[RowResult]) -> dict | None:
+    """How far a bound run's predicted TTFT and TPOT (at the model's largest rate within its
+    bounds) move at EDGE_SHARE of that rate: the median over `runs` of |figure at the edge -
+    figure below it| / figure at the edge, in percent. Near a replica's capacity the queue and the
+    running batch grow steeply with the rate, so the latencies at the edge carry the rate's own
+    error, amplified: what this says. None without such runs."""
+    out: dict = {"rate_share": EDGE_SHARE}
+    for metric, at, below in (("ttft", "predicted_ttft_ms", "predicted_ttft_ms_below_edge"), ("tpot", "predicted_tpot_ms", "predicted_tpot_ms_below_edge")):
+        moves = [
+            abs(getattr(r, at) - getattr(r, below)) / getattr(r, at) * 100.0
+            for r in runs
+            if getattr(r, below) is not None and getattr(r, at) and math.isfinite(getattr(r, at)) and math.isfinite(getattr(r, below))
+        ]
+        if not moves:
+            return None
+        out[f"{metric}_median_move_pct"] = _round(_pct(moves, 50), 1)
+    return out
 
 
 def summary(report: Report, role: str | None = "score") -> dict:
@@ -854,6 +893,8 @@ def report_dict(report: Report) -> dict:
                 "tpot_bound_p99_ms": None if r.latency_bounds_ms is None else r.latency_bounds_ms[1],
                 "predicted_ttft_ms_at_rate": _round(_finite(r.predicted_ttft_ms_at_rate), 3),
                 "predicted_tpot_ms_at_rate": _round(_finite(r.predicted_tpot_ms_at_rate), 4),
+                "predicted_ttft_ms_below_edge": _round(_finite(r.predicted_ttft_ms_below_edge), 3),
+                "predicted_tpot_ms_below_edge": _round(_finite(r.predicted_tpot_ms_below_edge), 4),
                 "ttft_ape": _round(r.ape("ttft")),
                 "tpot_ape": _round(r.ape("tpot")),
                 "throughput_ape": _round(r.ape("throughput")),
@@ -971,6 +1012,12 @@ def render_table(report: Report, rows: str = "all") -> str:
         if b is not None:
             signed = "" if b["median_log_ratio"] is None else f", model / submitted {math.exp(b['median_log_ratio']) - 1:+.1%} at the median"
             out.append(f"              largest rate against the submitted, {b['n']:,} {'scoring ' if roles else ''}runs: median {b['median_ape']:.1f} %, p90 {b['p90_ape']:.1f} %{signed}")
+            e = b.get("edge_sensitivity")
+            if e is not None:
+                out.append(
+                    f"              at {e['rate_share'] * 100:.0f} % of that rate the model's TTFT and TPOT move by a median {e['ttft_median_move_pct']:.0f} % and "
+                    f"{e['tpot_median_move_pct']:.0f} %: the latencies at a run's edge carry the rate's own error, amplified"
+                )
     out.append("")
     score = summary(report, "score")
     groups = {"overall": score["overall"]}

@@ -1026,3 +1026,28 @@ def test_the_extra_cells_check_pairs_rows_across_blank_and_empty_lines(tmp_path)
     assert rows["a"].invalid == "17 cells where the header has 16: a value holding an unquoted comma?"
     assert rows["b"].invalid is None
     assert len(rows) == 3  # a, the empty row (its own reason), b
+
+
+def test_a_bound_runs_latencies_are_also_given_below_its_edge_and_the_move_is_summarised(shipped):
+    """Every bound run with figures at the model's largest rate also has them at EDGE_SHARE (95 %)
+    of it; the queue and the running batch only shrink with the rate, so both latencies are lower
+    there; and summary.bounded_rate.edge_sensitivity is the median of the runs' relative moves,
+    recomputed here by hand from the rows."""
+    import math
+    import statistics
+
+    from sizer.validate import EDGE_SHARE, bounded_rates
+
+    runs = [r for r in shipped.results if r.predicted_max_rate_rps is not None and r.copy_of is None and r.role == "score"]
+    assert EDGE_SHARE == 0.95 and len(runs) >= 30
+    with_below = [r for r in runs if r.predicted_tpot_ms_below_edge is not None]
+    assert len(with_below) >= len(runs) - 2  # only runs whose edge figures are not finite lack them
+    for r in with_below:
+        assert r.predicted_tpot_ms_below_edge <= r.predicted_tpot_ms * (1 + 1e-9), r.row.row_id
+        assert r.predicted_ttft_ms_below_edge <= r.predicted_ttft_ms * (1 + 1e-9), r.row.row_id
+    moves = sorted(abs(r.predicted_tpot_ms - r.predicted_tpot_ms_below_edge) / r.predicted_tpot_ms * 100 for r in with_below if math.isfinite(r.predicted_tpot_ms))
+    e = bounded_rates(shipped, "score")["edge_sensitivity"]
+    assert e["rate_share"] == 0.95
+    # _pct's median: numpy's linear interpolation, as statistics.median on an even count
+    assert e["tpot_median_move_pct"] == pytest.approx(statistics.median(moves), abs=0.05)
+    assert e["tpot_median_move_pct"] > 5  # a 5 % rate error moves the figures at the edge by more than 5 %
