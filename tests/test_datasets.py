@@ -382,8 +382,12 @@ def test_the_summary_scores_bound_runs_largest_rates_by_hand(tmp_path, catalog):
     a, b = (replace(r, row=replace(r.row, request_rate_rps=8.0), predicted_max_rate_rps=x, copy_of=None) for r, x in zip(report.results, (10.0, 6.0)))
     by_hand = Report(results=(a, b), skipped=(), efficiency_source="", measurements="", roles_used=False)
     got = bounded_rates(by_hand, None)
+    sensitivity = got.pop("edge_sensitivity")
     assert got == {"n": 2, "median_ape": 25.0, "p90_ape": 25.0, "median_log_ratio": -0.0323}
-    assert report_dict(by_hand)["summary"]["bounded_rate"] == got
+    # the latencies' move at 95 % of the edge: with two runs, the median is the mean of the two moves
+    moves = [abs(r.predicted_tpot_ms - r.predicted_tpot_ms_below_edge) / r.predicted_tpot_ms * 100 for r in (a, b)]
+    assert sensitivity["rate_share"] == 0.95 and sensitivity["tpot_median_move_pct"] == pytest.approx(sum(moves) / 2, abs=0.05)
+    assert report_dict(by_hand)["summary"]["bounded_rate"] == dict(got, edge_sensitivity=sensitivity)
     fixed = Report(results=(replace(a, predicted_max_rate_rps=None),), skipped=(), efficiency_source="", measurements="", roles_used=False)
     assert bounded_rates(fixed, None) is None
 
