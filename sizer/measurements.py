@@ -654,8 +654,12 @@ def _num(value) -> float | None:
 # What a cell may hold for "not measured" (pandas, spreadsheets and Python write these for a gap).
 _MISSING = frozenset({"", "nan", "na", "n/a", "none", "null", "-"})
 # MLPerf scenario names read as the kind of benchmark they run: Server and Interactive are Poisson
-# arrivals at a rate (Interactive with tighter latency bounds), the same loop as `rate`.
-KIND_ALIASES = {"server": "rate", "interactive": "rate"}
+# arrivals at a rate (Interactive with tighter latency bounds), the same loop as `rate`; SingleStream
+# (below) is a closed loop of one.
+KIND_ALIASES = {"server": "rate", "interactive": "rate", "singlestream": "concurrency", "single-stream": "concurrency", "single_stream": "concurrency"}
+# MLPerf's SingleStream (the edge scenario, llama3.1-8b-edge): LoadGen issues one query and the next
+# when it completes: a closed loop of one client on one replica
+SINGLE_STREAM = ("singlestream", "single-stream", "single_stream")
 IN_PROCESS_KINDS = ("batch", "offline")  # what a benchmark without a server can measure: requests sent at once
 
 
@@ -818,9 +822,16 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     dp = cells.whole("attention_dp_size", 1)
     given_kind = get("kind").lower()
     kind = KIND_ALIASES.get(given_kind, given_kind) or ("rate" if rate is not None else "batch" if infinite_rate else "concurrency")
-    scenario = given_kind if given_kind in KIND_ALIASES else ""
+    scenario = given_kind if given_kind in ("server", "interactive") else ""
     if kind not in KINDS:
-        cells.bad(f"kind: expected one of {', '.join(KINDS)} (or MLPerf's server, interactive), got {get('kind')!r}")
+        cells.bad(f"kind: expected one of {', '.join(KINDS)} (or MLPerf's server, interactive, singlestream), got {get('kind')!r}")
+    if given_kind in SINGLE_STREAM:
+        if conc is None:
+            conc = 1.0
+        elif conc != 1:
+            cells.bad(f"concurrency: SingleStream runs one query at a time (concurrency 1), got {get('concurrency')!r}")
+        if replicas != 1:
+            cells.bad(f"replicas: SingleStream runs one query at a time, on one replica (replicas 1), got {get('replicas')!r}")
     if infinite_rate and kind != "batch":
         cells.bad(f"request_rate_rps: an infinite rate sends every request at once, which is kind batch, not {kind}")
     if conc is None and kind in ("concurrency", "batch"):
@@ -951,7 +962,7 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         f = Fields(item, label, f"rows[{i}]")
         f.check_keys(_PUBLISHED_KEYS)
         f.string("source")
-        given_kind = f.string("kind", choices=(*KINDS, *KIND_ALIASES))
+        given_kind = f.string("kind", choices=(*KINDS, "server", "interactive"))
         kind = KIND_ALIASES.get(given_kind, given_kind)  # MLPerf's scenario names, as in the CSV
         replicas = f.integer("replicas", 1, ge=1)
         thr = f.number("output_tokens_per_s", None, gt=0)
@@ -990,7 +1001,7 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 replicas=replicas,
                 samples_per_s=per(f.number("samples_per_s", None, gt=0)),
                 max_num_seqs=f.integer("max_num_seqs", None, ge=1),
-                scenario=given_kind if given_kind in KIND_ALIASES else "",
+                scenario=given_kind if given_kind in ("server", "interactive") else "",
                 in_process=in_process,
             )
         )

@@ -427,3 +427,28 @@ def test_a_precision_in_the_engines_words_reads_as_sizers(tmp_path, catalog):
     from sizer.measurements import Resolved, resolve
 
     assert [resolve(r, catalog).weight_dtype for r in rows] == ["bf16", "fp16", "fp8", "int4", "bf16"]
+
+
+def test_an_mlperf_single_stream_row_is_a_closed_loop_of_one(tmp_path, catalog):
+    """MLPerf's SingleStream (llama3.1-8b-edge) issues a query when the previous one completes:
+    read as kind concurrency at 1, on one replica; the same prediction as the row written so. A
+    SingleStream row claiming several queries at once or several replicas is skipped saying why."""
+    from sizer.measurements import Resolved, resolve
+    from sizer.validate import build_setup, predict
+
+    header = "id,model_path,system,backend,precision,kind,dataset,isl,osl,concurrency,tp_size,replicas,silicon_ttft_ms,silicon_tpot_ms\n"
+    body = (
+        "ss,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,SingleStream,mlperf-llama3.1-8b,,,,1,1,60,12\n"
+        "c1,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,concurrency,mlperf-llama3.1-8b,,,1,1,1,60,12\n"
+        "bad,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,SingleStream,mlperf-llama3.1-8b,,,4,1,1,60,12\n"
+        "bad2,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,singlestream,mlperf-llama3.1-8b,,,,1,8,60,12\n"
+    )
+    (tmp_path / "mine.csv").write_text(header + body)
+    rows = {r.row_id: r for r in read_csv(tmp_path / "mine.csv")}
+    assert (rows["ss"].kind, rows["ss"].concurrency, rows["ss"].invalid) == ("concurrency", 1.0, None)
+    assert rows["bad"].invalid == "concurrency: SingleStream runs one query at a time (concurrency 1), got '4'"
+    assert rows["bad2"].invalid == "replicas: SingleStream runs one query at a time, on one replica (replicas 1), got '8'"
+    ss, c1 = resolve(rows["ss"], catalog), resolve(rows["c1"], catalog)
+    assert isinstance(ss, Resolved) and isinstance(c1, Resolved)
+    pred = predict(build_setup([ss, c1]))
+    assert pred.ttft_s[0] == pred.ttft_s[1] and pred.tpot_s[0] == pred.tpot_s[1]
