@@ -155,7 +155,8 @@ def _cell_row(**cells) -> str:
         ({"replicas": "0"}, "replicas: expected a whole number >= 1, got '0'"),
         ({"concurrency": "-8"}, "concurrency: expected a positive number, got '-8'"),
         ({"kind": "rate", "concurrency": "", "request_rate_rps": "inf"}, "request_rate_rps: an infinite rate sends every request at once, which is kind batch, not rate"),
-        ({"kind": "singlestream"}, "kind: expected one of concurrency, rate, offline, batch (or MLPerf's server, interactive), got 'singlestream'"),
+        ({"kind": "multistream"}, "kind: expected one of concurrency, rate, offline, batch (or MLPerf's server, interactive, singlestream), got 'multistream'"),
+        ({"kind": "singlestream"}, "concurrency: SingleStream runs one query at a time (concurrency 1), got '8'"),
     ],
 )
 def test_a_cell_that_is_not_what_its_column_means_skips_the_row_with_the_column_named(tmp_path, catalog, cells, reason):
