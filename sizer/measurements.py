@@ -656,10 +656,11 @@ _MISSING = frozenset({"", "nan", "na", "n/a", "none", "null", "-"})
 # MLPerf scenario names read as the kind of benchmark they run: Server and Interactive are Poisson
 # arrivals at a rate (Interactive with tighter latency bounds), the same loop as `rate`; SingleStream
 # (below) is a closed loop of one.
-KIND_ALIASES = {"server": "rate", "interactive": "rate", "singlestream": "concurrency", "single-stream": "concurrency", "single_stream": "concurrency"}
+KIND_ALIASES = {"server": "rate", "interactive": "rate", "singlestream": "concurrency"}
 # MLPerf's SingleStream (the edge scenario, llama3.1-8b-edge): LoadGen issues one query and the next
-# when it completes: a closed loop of one client on one replica
-SINGLE_STREAM = ("singlestream", "single-stream", "single_stream")
+# when it completes: a closed loop of one client on one replica. (A kind cell is read in lower case
+# without separators: Single-Stream, single_stream.)
+SINGLE_STREAM = "singlestream"
 IN_PROCESS_KINDS = ("batch", "offline")  # what a benchmark without a server can measure: requests sent at once
 
 
@@ -820,12 +821,12 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     infinite_rate = get("request_rate_rps").lower() in ("inf", "+inf", "infinity")
     conc = cells.number("concurrency")
     dp = cells.whole("attention_dp_size", 1)
-    given_kind = get("kind").lower()
+    given_kind = re.sub(r"[^a-z]", "", get("kind").lower())
     kind = KIND_ALIASES.get(given_kind, given_kind) or ("rate" if rate is not None else "batch" if infinite_rate else "concurrency")
     scenario = given_kind if given_kind in ("server", "interactive") else ""
     if kind not in KINDS:
         cells.bad(f"kind: expected one of {', '.join(KINDS)} (or MLPerf's server, interactive, singlestream), got {get('kind')!r}")
-    if given_kind in SINGLE_STREAM:
+    if given_kind == SINGLE_STREAM:
         if conc is None:
             conc = 1.0
         elif conc != 1:
@@ -1043,17 +1044,19 @@ _FORMAT_WORDS = frozenset(
 _MLPERF_BENCHMARK = re.compile(r"(?:-(?:99(?:\.9)?|interactive))+$")
 
 
-def checkpoint_architecture(model_id: str) -> str:
-    """The name a row's checkpoint id has without its storage-format words (_FORMAT_WORDS) and, for
-    an MLPerf benchmark name, without its accuracy target and scenario (llama2-70b-99.9 ->
-    llama2-70b, llama3_1-8b -> llama3.1-8b); "" where nothing was dropped. Only the rows' resolution
-    uses it (_model_for), where the row's precision says the format: never a workload's model."""
+def checkpoint_architecture(model_id: str) -> tuple[str, tuple[str, ...]]:
+    """(the name a row's checkpoint id has without its storage-format words (_FORMAT_WORDS) and,
+    for an MLPerf benchmark name, without its accuracy target and scenario (llama2-70b-99.9 ->
+    llama2-70b, llama3_1-8b -> llama3.1-8b), "" where nothing was dropped; the format words it
+    dropped). Only the rows' resolution uses it (_model_for), where the row's precision says the
+    format: never a workload's model."""
     base = model_id.strip().rsplit("/", 1)[-1]
     name = _MLPERF_BENCHMARK.sub("", base.lower())
     name = re.sub(r"^llama(\d)_(\d)", r"llama\1.\2", name)
-    words = [w for w in re.split(r"[-_\s]+", name) if w and w not in _FORMAT_WORDS]
-    out = "-".join(words)
-    return out if out and out != base.lower() else ""
+    words = [w for w in re.split(r"[-_\s]+", name) if w]
+    kept = [w for w in words if w not in _FORMAT_WORDS]
+    out = "-".join(kept)
+    return (out if out and out != base.lower() else ""), tuple(w for w in words if w in _FORMAT_WORDS)
 
 
 def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | str:
@@ -1063,9 +1066,10 @@ def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | st
         # an id the catalog knows only up to its variant and date words (catalog.match_model), or
         # up to its storage format and MLPerf benchmark words (checkpoint_architecture)
         entry = catalog.match_model(key)
-        if entry is None and checkpoint_architecture(key):
-            entry = catalog.match_model(checkpoint_architecture(key))
-            named = sorted({w for w in re.split(r"[-_\s]+", key.lower().rsplit("/", 1)[-1]) if w in _FORMAT_WORDS} - {"kv", "preview", "dynamic", "static"})
+        base, dropped = checkpoint_architecture(key)
+        if entry is None and base:
+            entry = catalog.match_model(base)
+            named = sorted(set(dropped) - {"kv", "preview", "dynamic", "static"})
             if entry is not None and named and not row.precision:
                 return f"model {row.model_id!r} is a checkpoint of {entry.name} stored as {'/'.join(named).upper()}, but the row gives no precision (fill `precision`)"
     name = entry.name if entry else SAME_ARCHITECTURE.get(key.lower())

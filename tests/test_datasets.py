@@ -442,10 +442,12 @@ def test_an_mlperf_single_stream_row_is_a_closed_loop_of_one(tmp_path, catalog):
         "c1,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,concurrency,mlperf-llama3.1-8b,,,1,1,1,60,12\n"
         "bad,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,SingleStream,mlperf-llama3.1-8b,,,4,1,1,60,12\n"
         "bad2,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,singlestream,mlperf-llama3.1-8b,,,,1,8,60,12\n"
+        "ss2,meta-llama/Llama-3.1-8B-Instruct,l40s,trtllm,fp8,Single-Stream,mlperf-llama3.1-8b,,,,1,1,60,12\n"
     )
     (tmp_path / "mine.csv").write_text(header + body)
     rows = {r.row_id: r for r in read_csv(tmp_path / "mine.csv")}
-    assert (rows["ss"].kind, rows["ss"].concurrency, rows["ss"].invalid) == ("concurrency", 1.0, None)
+    for rid in ("ss", "ss2"):
+        assert (rows[rid].kind, rows[rid].concurrency, rows[rid].invalid) == ("concurrency", 1.0, None)
     assert rows["bad"].invalid == "concurrency: SingleStream runs one query at a time (concurrency 1), got '4'"
     assert rows["bad2"].invalid == "replicas: SingleStream runs one query at a time, on one replica (replicas 1), got '8'"
     ss, c1 = resolve(rows["ss"], catalog), resolve(rows["c1"], catalog)
