@@ -297,6 +297,7 @@ class StepModel:
     network_peak_bytes_per_s: np.ndarray  # inter-node link per GPU (gpus.yaml network_gb_per_s)
     eager_prefill: np.ndarray  # 1 where a step carrying prompt tokens runs its layers eagerly, 0 for a compiled engine
     budget_decode_tokens: np.ndarray  # budget tokens a decoding sequence takes in a step (engines.budget_counts_decode)
+    overlap_scheduler: np.ndarray  # 1 where the engine returns a prompt's first token one step late (overlap_scheduler)
     # efficiency factors (sizer/efficiency.py), one value per candidate
     hbm_bandwidth_fraction: np.ndarray
     expert_bandwidth_fraction: np.ndarray
@@ -673,6 +674,26 @@ def eager_prefill(engine: str, version: str) -> float:
     return 0.0 if str(engine).lower() == "trtllm" and version_label(version, engine) == "mlperf" else 1.0
 
 
+def overlap_scheduler(engine: str, version: str) -> float:
+    """Whether the engine runs an overlap scheduler, which launches step n+1 before it processes
+    step n's results, so that a prompt's first token reaches the client one step after the step
+    that computed it: 1 for TensorRT-LLM's PyTorch executor ("The optimization introduces one
+    extra decoding step ... Enabled by default. To disable, set `disable_overlap_scheduler=True`",
+    NVIDIA/TensorRT-LLM@8237b7d6:docs/source/torch/features/overlap_scheduler.md) and for SGLang
+    (on by default since sgl-project/sglang#2067, 2024-11: "we delayed the processing of the first
+    batch in favor of launching the kernels for the next batch first"); 0 for vLLM, whose V1
+    async scheduling waits on step n's own output, and for TensorRT-LLM under MLPerf submitters'
+    harnesses (release `mlperf`: the C++ executor of engines the harness builds) and the perf
+    overview's gptSessionBenchmark (release `gpt`). Which step comes next is the queue's business
+    (queueing._steady)."""
+    from .efficiency import version_label
+
+    eng = str(engine).lower()
+    if eng == "trtllm":
+        return 0.0 if version_label(version, engine) in ("mlperf", "gpt") else 1.0
+    return 1.0 if eng == "sglang" else 0.0
+
+
 def build_step_model(
     rows: list[tuple],
     *,
@@ -733,6 +754,7 @@ def build_step_model(
             "network_peak_bytes_per_s": gpu.network_bytes_per_s or gpu.link_bytes_per_s,
             "eager_prefill": eager_prefill(eng, version or ""),
             "budget_decode_tokens": budget_counts_decode(eng),
+            "overlap_scheduler": overlap_scheduler(eng, version or ""),
         }
         values.update(_factor_values(table, gpu, eng, wd, model, version or "").as_dict())
         for name, value in values.items():

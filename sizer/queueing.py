@@ -18,8 +18,9 @@ prompt lengths P and output lengths O from the workload's distributions:
                    token). TPOT_q is the q-quantile of the mixture over O (nine cells, even in
                    log O) of these delays, each on a time grid of its own by FFT: short outputs
                    have the widest spread.
-  TTFT             admission (admission_steps x t) + request overhead + the FCFS wait W for the
-                   prompt-token budget + the prompt's own chunks S(P) = ceil(P / b) mixed steps
+  TTFT             admission (admission_steps x t; one step more under an overlap scheduler,
+                   perf.overlap_scheduler) + request overhead + the FCFS wait W for the prompt-token
+                   budget + the prompt's own chunks S(P) = ceil(P / b) mixed steps
                    (b = token budget - N, or the whole budget where the engine's budget counts
                    prompt tokens only: engines.budget_counts_decode, SGLang). W is the M/G/1 (Pollaczek-Khinchine) wait of a server
                    pushing b prompt tokens per full step: E[W] = lambda E[X^2] / (2 (1 - rho)),
@@ -669,7 +670,8 @@ def evaluate_load(step: StepModel, lam: np.ndarray, demand: Demand, limits: Limi
     # finishes the decode step under way (mean f0 / 2). TTFT = admission (admission_steps x t) +
     # request overhead + the wait for a slot (below) + W + own; TTFT_q is the q-quantile of the
     # mixture over prompt lengths.
-    fixed = step.admission_steps * t_ok + step.request_overhead_s + 0.5 * f0
+    # an overlap scheduler returns the first token a (mean) step later (perf.overlap_scheduler)
+    fixed = (step.admission_steps + step.overlap_scheduler) * t_ok + step.request_overhead_s + 0.5 * f0
     t_full = column.mixed_parts(nb_c, ctx, chunk_c, pts)  # (C, K)
     service_tok = points[None, :] * t_full / chunk[:, None]
     rho = lam * (service_tok * point_w[None, :]).sum(axis=1)
@@ -1609,7 +1611,14 @@ def _own_prefill_s(step: StepModel, decoding: np.ndarray, ctx: np.ndarray, x: np
 
 
 def _steady(
-    step: StepModel, decoding: np.ndarray, lengths: RowLengths, budget: np.ndarray, with_ttft: bool = True, arrival_scv: float = 1.0, decode_tokens: np.ndarray | float | None = None
+    step: StepModel,
+    decoding: np.ndarray,
+    lengths: RowLengths,
+    budget: np.ndarray,
+    with_ttft: bool = True,
+    arrival_scv: float = 1.0,
+    decode_tokens: np.ndarray | float | None = None,
+    train: np.ndarray | float = 0.0,
 ):
     """Steady state with `decoding` sequences in decode and a prompt prefilled for each one that
     finishes. Returns (step time = TPOT, completion rate, prefill seconds per prompt, wait + own
@@ -1633,7 +1642,11 @@ def _steady(
     so a population whose prompts outrun the budget (x > chunk) queues them (rho -> 1) instead of
     completing faster than its prompts can be prefilled. (MLPerf llama3.1-8b Offline on an H200
     NVL, max_num_tokens 1536, E[I] 872: about 195 sequences decode beside 1,340 prompt tokens a
-    step, not the 1,900 the KV pool holds.)"""
+    step, not the 1,900 the KV pool holds.)
+
+    Under an overlap scheduler (perf.overlap_scheduler) the first token reaches the client after
+    the next step: with probability `train` the next prompt's step (closed_loop: clients that come
+    back one behind another), else a mean step."""
     L = lengths
     ctx = L.ctx
     steps = np.maximum(L.osl - 1, 1.0)
@@ -1656,6 +1669,7 @@ def _steady(
     # arrives (the step under way, and the one already being planned); then the prompts ahead (M/G/1)
     cs2 = np.maximum(L.isl_sq / np.maximum(L.isl * L.isl, 1e-9) - 1.0, 0.0)
     wait = step.admission_steps * t + rho / (1 - rho) * (arrival_scv + cs2) / 2 * pf
+    wait = wait + step.overlap_scheduler * (train * f1 + (1.0 - train) * t)
     return t, rate, pf, wait + own
 
 
@@ -1701,10 +1715,17 @@ def closed_loop(
     t1_w, t1_g, rest1 = step.step_parts(np.ones_like(n_clients), L.isl)
     held = hold is not None and hold.any
 
+    # Clients of fixed lengths come back one behind another: requests that start one step apart
+    # decode through the same steps and finish one step apart, so each prompt's step is followed by
+    # the next client's (a train, when there is a next client); lengths that vary scatter them.
+    train = np.minimum(admitted - 1.0, 1.0) if L.points.shape[1] == 1 else np.zeros_like(admitted)
+
     def ttft_of(decoding):
-        t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0, decode_tokens=decode_tokens)
+        t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0, decode_tokens=decode_tokens, train=train)
         ttft_steady = np.where(rate * pf < 1.0, ttft_steady, np.inf)  # prompts outrun the prompt server
         burst_ttft = (admitted + 1) / 2 * per_prompt_burst + np.maximum(t1_w, t1_g) + rest1
+        # an overlap scheduler's first token waits for the next step: the next prompt's, in a wave
+        burst_ttft = burst_ttft + step.overlap_scheduler * per_prompt_burst * np.minimum(admitted - 1.0, 1.0)
         ttft = ttft_steady + np.maximum(burst_ttft - ttft_steady, 0.0) * share + step.request_overhead_s
         if held:  # steady-state prompts only: D / (E[O] - 1) of them arrive per step
             ttft = ttft + (1.0 - share) * hold_steps(hold, decoding / steps, decoding, admitted, L.isl) * t

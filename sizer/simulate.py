@@ -368,6 +368,20 @@ def simulate_replica(
     # mean step so far stands for the mean step)
     overhead = float(spec.step.request_overhead_s[0])
     admit_steps = float(spec.step.admission_steps[0])
+    # an overlap scheduler hands a step's tokens to the client after the next step (perf.overlap_scheduler)
+    late = bool(spec.step.overlap_scheduler[0])
+    seen: list[int] = []  # first tokens computed in the step just run, returned after the next
+    ended: list[int] = []  # ... and last tokens
+
+    def hand_over() -> None:
+        """The tokens held back reach the client now (the step after theirs has run, or none
+        follows: an idle engine returns what it has)."""
+        for r in seen:
+            first[r] = clock
+        for r in ended:
+            finish[r] = clock
+        seen.clear()
+        ended.clear()
     eligible = np.full(n, np.inf)
     pending: deque[int] = deque()  # arrived, not yet eligible
     mean_dt = 0.0
@@ -401,6 +415,7 @@ def simulate_replica(
         while pending and eligible[pending[0]] <= clock:
             waiting.append(pending.popleft())
         if not running and not waiting:
+            hand_over()
             upcoming = [float(eligible[pending[0]])] if pending else []
             if next_arrival < n:
                 upcoming.append(float(arrive[next_arrival]))
@@ -457,6 +472,7 @@ def simulate_replica(
         if not decoding.size and not chunks:
             # nothing fits: wait for the next arrival (an empty pool that cannot hold a prompt chunk
             # would stall forever; the memory check of the plan rules that out)
+            hand_over()
             upcoming = [float(eligible[pending[0]])] if pending else []
             if next_arrival < n:
                 upcoming.append(float(arrive[next_arrival]))
@@ -481,6 +497,7 @@ def simulate_replica(
             run_time += dt
             run_hist.append((dt, len(running)))
         clock += dt
+        hand_over()  # the previous step's first and last tokens
         mean_dt += (dt - mean_dt) / (steps + 1)
         steps += 1
         if progress is not None and steps % PROGRESS_EVERY_STEPS == 0:
@@ -500,19 +517,26 @@ def simulate_replica(
                 changed = True
                 if generated[r] == 0:
                     generated[r] = 1
-                    first[r] = clock
+                    if late:
+                        seen.append(r)
+                    else:
+                        first[r] = clock
                 if generated[r] >= out_len[r]:
                     done = np.append(done, r)
         if done.size:
             gone = set(int(r) for r in done)
             for r in gone:
-                finish[r] = clock
+                if late:
+                    ended.append(r)
+                else:
+                    finish[r] = clock
                 used -= held(int(cached[r]))
             running = [r for r in running if r not in gone]
             changed = True
         if changed:
             decoding = rebuild()
 
+    hand_over()
     window = measured & (arrive <= duration_s)
     sel = window & ~refused
     ttft = (first - arrive)[sel & ~np.isnan(first)]

@@ -212,8 +212,9 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
     prefill_step = build_step_model(rows_prefill, engine=engines, efficiency=table, engine_version=versions)
     compiled = np.array([compiled_engine(res.row) for res in resolved], dtype=bool)
     if compiled.any():  # a compiled network pays no eager per-layer prefill overhead (measurements.compiled_engine)
-        step = replace(step, eager_prefill=np.where(compiled, 0.0, step.eager_prefill))
-        prefill_step = replace(prefill_step, eager_prefill=np.where(compiled, 0.0, prefill_step.eager_prefill))
+        # ... and runs TensorRT-LLM's C++ executor, not the PyTorch one's overlap scheduler
+        step = replace(step, eager_prefill=np.where(compiled, 0.0, step.eager_prefill), overlap_scheduler=np.where(compiled, 0.0, step.overlap_scheduler))
+        prefill_step = replace(prefill_step, eager_prefill=np.where(compiled, 0.0, prefill_step.eager_prefill), overlap_scheduler=np.where(compiled, 0.0, prefill_step.overlap_scheduler))
     mixed = np.array([bool(harness_flags(res.row).get("mixed_chunk")) for res in resolved], dtype=bool)
     if mixed.any():  # SGLang --enable-mixed-chunk: each decoding sequence takes a token of the step's prompt budget
         step = replace(step, budget_decode_tokens=np.where(mixed, 1.0, step.budget_decode_tokens))

@@ -601,3 +601,46 @@ def test_the_engines_budget_rule_is_one_for_validate_solve_and_simulate(catalog)
     # 1,536 tokens a step: p99 TTFT 1.12 s with the whole budget for prompts, 1.28 s without
     a, f = evaluate_load(counted, np.array([16.0]), d, limits), evaluate_load(free, np.array([16.0]), d, limits)
     assert f.ttft_s["p99"][0] < 0.95 * a.ttft_s["p99"][0]
+
+
+def test_an_overlap_scheduler_returns_the_first_token_one_step_late(catalog):
+    """perf.overlap_scheduler: TensorRT-LLM's PyTorch executor and SGLang launch step n+1 before
+    they process step n's tokens ("introduces one extra decoding step", TensorRT-LLM's
+    docs/source/torch/features/overlap_scheduler.md), vLLM does not. Under Poisson arrivals the
+    step after a prompt's is a mean step, so the mean TTFT grows by exactly the mean TPOT and
+    nothing else moves; the solver's evaluate_load adds the same step. In a closed loop of fixed
+    lengths the clients come back one behind another and the next step carries the next client's
+    prompt: more than a mean step, about a step with one whole prompt in it; with one client there
+    is no next prompt and the extra is a decode step."""
+    from dataclasses import replace
+
+    from sizer.perf import overlap_scheduler
+    from sizer.queueing import open_loop
+
+    assert (overlap_scheduler("trtllm", "1.2.0rc6"), overlap_scheduler("sglang", "0.5.9"), overlap_scheduler("vllm", "0.19.0")) == (1.0, 1.0, 0.0)
+    assert overlap_scheduler("trtllm", "mlperf-v4.1") == 0.0  # NVIDIA's MLPerf harness: the C++ executor
+    row = [(catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), 1, 1, "fp8", "fp8")]
+    plain = build_step_model(row, engine="trtllm", engine_version="1.2.0")
+    assert plain.overlap_scheduler[0] == 1.0 and build_step_model(row, engine="vllm").overlap_scheduler[0] == 0.0
+    plain = replace(plain, overlap_scheduler=np.zeros(1))
+    late = replace(plain, overlap_scheduler=np.ones(1))
+    isl, osl, b = np.array([2048.0]), np.array([256.0]), np.array([8192.0])
+    p, q = open_loop(plain, np.array([6.0]), isl, osl, b), open_loop(late, np.array([6.0]), isl, osl, b)
+    assert q.ttft_s[0] - p.ttft_s[0] == pytest.approx(q.tpot_s[0], rel=1e-9)
+    assert (q.tpot_s[0], q.decoding[0]) == (p.tpot_s[0], p.decoding[0])
+    d = _demand(ttft=(("p99", 10.0),))
+    limits = Limits(max_concurrency=np.array([2048.0]), max_num_seqs=np.array([2048.0]), max_num_batched_tokens=b)
+    e0, e1 = evaluate_load(plain, np.array([6.0]), d, limits), evaluate_load(late, np.array([6.0]), d, limits)
+    mean_step = e0.decoding_mean[0] / (6.0 * (d.output.mean - 1))  # Little's law on the decode phase
+    assert e1.ttft_s["p99"][0] - e0.ttft_s["p99"][0] == pytest.approx(mean_step, rel=0.01)
+    assert e1.decoding_mean[0] == e0.decoding_mean[0]
+    cap = np.array([4096.0])
+    for n in (1.0, 16.0):
+        c0 = closed_loop(plain, np.array([n]), isl, osl, cap, b, burst=False)
+        c1 = closed_loop(late, np.array([n]), isl, osl, cap, b, burst=False)
+        extra = c1.ttft_s[0] - c0.ttft_s[0]
+        prompt_step = plain.mixed_parts(c1.decoding, isl + osl / 2, isl, isl)[0]
+        if n == 1.0:
+            assert extra == pytest.approx(c1.tpot_s[0], rel=0.05) and extra < 0.5 * prompt_step
+        else:
+            assert extra == pytest.approx(prompt_step, rel=0.1) and extra > 2 * c1.tpot_s[0]

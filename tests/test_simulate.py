@@ -49,6 +49,21 @@ def test_a_lone_request_takes_its_prefill_step_then_one_decode_step_per_token(h1
     assert result.completed == 1 and result.preemptions == 0
 
 
+def test_an_overlap_scheduler_hands_the_first_and_last_tokens_over_one_step_late(h100):
+    """TensorRT-LLM's and SGLang's overlap scheduler (perf.overlap_scheduler) processes a step's
+    tokens after launching the next step: the lone request of the case above gets its first token
+    after its first decode step (the step at a context of 1,000 tokens, batch 1), its last after
+    the step that would follow it, which an idle engine does not run: TTFT grows by one decode step,
+    the last token is not late and TPOT is 99/100 of the no-overlap run's."""
+    plain = simulate_replica(h100, _one(1000, 101), duration_s=10.0, max_drain_s=100.0)
+    spec = replace(h100, step=replace(h100.step, overlap_scheduler=np.ones(1)))
+    late = simulate_replica(spec, _one(1000, 101), duration_s=10.0, max_drain_s=100.0)
+    first_decode = float(h100.step.mixed_parts(np.array([1.0]), np.array([(1000 // 32 + 0.5) * 32.0]), np.array([0.0]), np.array([32.0]))[0])
+    assert late.ttft_s["p50"] - plain.ttft_s["p50"] == pytest.approx(first_decode, rel=0.02)
+    assert late.tpot_s["p50"] * 100 == pytest.approx(plain.tpot_s["p50"] * 100 - first_decode, rel=1e-6)
+    assert late.completed == plain.completed == 1
+
+
 def test_kv_accounting_is_the_memory_models(chat, h100):
     """Whole blocks per GPU, as memory.sequence_bytes_on_stage counts them (sliding layers capped)."""
     skv = stage_kv(chat.model, KvFormat.of("fp8"), 2, 1)[0]

@@ -8,9 +8,9 @@ analytic model (queueing.evaluate_load, which sized it) within 15 % on TTFT p99 
 
 The simulated p99 is itself noisy: over arrival seeds 1, 2, 3 and 7 at the same load
 (benchmarks/simulate_agreement.py --seeds 1 2 3 7), the TTFT p99 of one replica moved by up to
-a half (daily's L40S: +6.6, +8.3, -9.6, +42.9 % against the analytic figure; rag's B200: -6.0,
--18.2, -2.5, -25.7 %), its TPOT p99 by up to 30 % (rag's: -6.4, +26.0, +2.1, -11.4 %; figures
-under the refit with MI350X's rows, 2026-12-04).
+a half (daily's L40S: +6.1, +9.5, -11.8, +52.2 % against the analytic figure; rag's B200: -5.9,
+-17.5, -3.1, -25.0 %), its TPOT p99 by up to 30 % (rag's: -7.0, +25.2, +1.5, -11.9 %; figures
+under the refit with the overlap scheduler's step, 2026-12-04).
 Limited's
 and chat's H100-SXM, stated here while their plans were tp=4 (+15 to +21 % on every seed), are
 tp=2 since prompt GEMMs took their own fraction (2026-12-03) and were within 15 % on seed 7 (chat +2.1,
@@ -23,8 +23,10 @@ README, held to the figure measured when it was stated, so that it cannot grow u
 
     daily-llama-3.1-8b-aws  L40S tp=1 at 5.71 req/s (the refit of 2026-12-03 that solves the
                             disaggregated closed loop for its rate, and the lumpy-arrival step
-                            solved to its fixed point), TTFT p99 +42.9 % (0.909 s analytic, 1.299 s
-                            simulated; seeds 1, 2, 3: +6.6, +8.3, -9.6 %; +44.2 % before the refit
+                            solved to its fixed point), TTFT p99 +52.2 % (0.954 s analytic, 1.452 s
+                            simulated; seeds 1, 2, 3: +6.1, +9.5, -11.8 %) under the refit with the
+                            overlap scheduler's step (2026-12-04; +42.9 %, 0.909 / 1.299 s, before
+                            it; seeds 1, 2, 3: +6.6, +8.3, -9.6 %; +44.2 % before the refit
                             with MI350X's rows, +41.0 % before the refit
                             that charges MLPerf's TensorRT-LLM runs half their output, +43.0 % before the
                             refit with MI325X's Server runs, 2026-12-04, +42.9 % before the step's
@@ -37,8 +39,9 @@ README, held to the figure measured when it was stated, so that it cannot grow u
                             rare event the p99 rests on; seed 7 is the seed whose batch sits at
                             the cap longest (+34 % at 5.85 req/s before issue 10's M/G/1 change,
                             +32.9 % at 5.71 req/s under the earlier refits of 2026-12-03).
-    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -25.7 % (4.681 s analytic, 3.475 s
-                            simulated; seeds 1, 2, 3: -6.0, -18.2, -2.5 %; -25.7, -25.6, -25.5, -25.4, -25.2, -25.1 and
+    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -25.0 % (4.718 s analytic, 3.539 s
+                            simulated; seeds 1, 2, 3: -5.9, -17.5, -3.1 %; -25.7 % before the refit
+                            with the overlap scheduler's step; -25.7, -25.6, -25.5, -25.4, -25.2, -25.1 and
                             -24.8 % under the four fits before): prompts to 30k tokens
                             at p99 prefilled over seconds; the p99 rests on about 100 requests
                             whose wait is set by a few of the longest prompts. The analytic side
@@ -56,7 +59,7 @@ from .conftest import WORKLOADS
 
 # (workload, device): {metric: bound on |simulated - analytic| / analytic} where 15 % does not hold
 STATED_GAPS = {
-    ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.50},
+    ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.55},
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
 }
 SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
@@ -64,8 +67,11 @@ SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99'
 # spread further, stated with the seeds' figures so that it cannot grow unnoticed
 STATED_SLO_NOISE = {
     # daily's L40S at 5.71 req/s after the refit that solves the disaggregated closed loop for its
-    # rate (2026-12-03): TTFT p99 0.969, 0.985, 0.822 and 1.299 s on seeds 1, 2, 3 and 7 against
-    # its 1 s bound and the analytic 0.909 s under the refit with MI350X's rows (0.967, 0.984, 0.820
+    # rate (2026-12-03): TTFT p99 1.013, 1.045, 0.842 and 1.452 s on seeds 1, 2, 3 and 7 against
+    # its 1 s bound and the analytic 0.954 s under the refit with the overlap scheduler's step
+    # (2026-12-04; no fitted factor of the L40S's vLLM rows is the overlap's, the refit moved them:
+    # the plan's batch p99 went from 69 to 70.3 of its cap of 71); 0.969, 0.985, 0.822 and 1.299 s
+    # against 0.909 s under the refit with MI350X's rows (0.967, 0.984, 0.820
     # and 1.311 s under the refit that charges MLPerf's TensorRT-LLM runs half their output;
     # 0.973, 0.989, 0.816 and 1.280 s against 0.908 s under the refit with MI325X's Server runs; 0.968,
     # 0.987, 0.823 and 1.295 s against 0.906 s before it; 0.902 s before the lumpy-arrival step
@@ -78,8 +84,8 @@ STATED_SLO_NOISE = {
     # 29.5 % (35.3, 36.0, 35.3 and 40.1 % under the four fits before): the README says so and points
     # at the 0.9 plan. Under the refit of 2026-12-04 with MI325X's Server runs: 28.0 %; under the
     # one that charges MLPerf's TensorRT-LLM runs half their output: 31.1 %; under the one with
-    # MI350X's rows: 29.9 %.
-    ("daily-llama-3.1-8b-aws", "L40S"): 0.37,
+    # MI350X's rows: 29.9 %; under the one with the overlap scheduler's step: 45.2 %.
+    ("daily-llama-3.1-8b-aws", "L40S"): 0.46,
 }
 
 
