@@ -431,9 +431,12 @@ class VllmPolicy(EnginePolicy):
         else:
             # V0 SchedulerConfig: max_num_seqs 256; without chunked prefill the token budget is
             # max(max_model_len, 2048); chunked prefill is on by default above a 32K context
-            # (arg_utils), with a budget of 512 in 0.6.x and 2048 from 0.7.
+            # (arg_utils), with a budget of 512 in 0.6.x and 2048 from 0.7; a model with latent
+            # attention (MLA) has it off in 0.7 ("MLA is enabled; forcing chunked prefill and
+            # prefix caching to be disabled", VllmConfig in 0.7.1 and 0.7.3: vllm-project/vllm#13374)
             seqs = 256
-            chunked = era in ("v0.6", "v0.7") and max_model_len > 32768
+            mla = model is not None and model.is_mla
+            chunked = era in ("v0.6", "v0.7") and max_model_len > 32768 and not mla
             tokens = (512 if era == "v0.6" else 2048) if chunked else max(max_model_len, 2048)
         return overrides.resolve(
             engine=self.name,

@@ -22,7 +22,10 @@ Two sources, one record (MeasuredRow):
           run set it), `max_num_seqs` (the most sequences one engine instance ran at once: the launch
           flag the source gives, or the engine's default where it launched without one; requests
           beyond it wait for a slot. Empty: not known, and the KV pool alone caps the batch, since
-          harnesses commonly set it to the concurrency), `in_process` (yes: a benchmark that drove
+          harnesses commonly set it to the concurrency), `max_model_len` (the context the engine
+          was launched with; empty: the engine's default, for vLLM the model's
+          max_position_embeddings, which sets an old release's default step budget),
+          `in_process` (yes: a benchmark that drove
           the engine without a server, kind batch or offline only: gptSessionBenchmark,
           trtllm-bench, vLLM benchmark_latency / benchmark_throughput; no per-request front-end
           overhead in its TTFT, and compiled_engine), `notes`.
@@ -567,6 +570,7 @@ class MeasuredRow:
     samples_per_s: float | None = None  # completed requests/s (per replica), when the source gives it
     max_num_batched_tokens: float | None = None  # the engine's prompt-token budget per step, when the source gives it
     max_num_seqs: int | None = None  # the running-sequence cap one engine instance was launched with, when the source gives it
+    max_model_len: int | None = None  # the context the engine was launched with (--max-model-len), when the source gives it
     scenario: str = ""  # MLPerf's scenario when the kind column names it (server, interactive): the bounds its rate was the largest within
     in_process: bool = False  # driven in-process (gptSessionBenchmark, vLLM benchmark_latency): no serving front end, no per-request overhead
 
@@ -858,6 +862,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     ttft_p99, tpot_p99 = cells.number("ttft_p99_ms"), cells.number("tpot_p99_ms")
     budget = cells.number("max_num_batched_tokens")
     seqs_cap = cells.whole("max_num_seqs", 0, zero_unset=False) or None  # empty: the source does not say
+    model_len = cells.whole("max_model_len", 0, zero_unset=False) or None
     in_process = cells.flag("in_process")
     if in_process and in_process_conflict(kind):
         cells.bad(f"in_process: {in_process_conflict(kind)}")
@@ -900,6 +905,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         samples_per_s=per(sps),
         max_num_batched_tokens=budget,
         max_num_seqs=seqs_cap,
+        max_model_len=model_len,
         scenario=scenario,
         in_process=in_process,
     )

@@ -1831,10 +1831,19 @@ def batch_wave(
     ((k + 1) / 2 when a step holds whole prompts, k <= n; k (n + 1) / (2 n) when each prompt spans
     several steps, k > n: a request alone waits for all k of its chunks), plus half the earlier
     waves; throughput is N E[O] over the waves' time. A request whose prompt is prefilled early
-    decodes its next tokens only in steps that also carry the later prompts (prefill-first
-    scheduling runs them before any decode; chunked prefill mixes them into every step), so its
-    mean TPOT adds the k - s prefill steps left after its first token, (k - max(1, k / n)) / 2,
-    spread over its E[O] - 1 output steps (none for a request alone)."""
+    has R prefill steps left after its first token, R uniform on [0, K], K = k - max(1, k / n)
+    (none for a request alone), and m = E[O] - 1 output steps:
+
+        decode in every step (vLLM, TensorRT-LLM: decoding sequences ride in the prefill steps,
+        their tokens counted in the budget, engines.budget_counts_decode = 1): its first min(R, m)
+        output steps are prefill steps f instead of t, TPOT = t + E[min(R, m)] (f - t) / m, with
+        E[min(R, m)] = K / 2 for K <= m, else m - m^2 / (2 K): a request whose decode ends
+        before the prefills do has every output step a prefill step (TPOT = f)
+        prefill first (SGLang: a prefill batch runs alone while prompts wait, budget_counts_decode
+        = 0): it decodes after them, TPOT = t + (K / 2) f / m
+
+    vLLM's V0 scheduler without chunked prefill runs prefills alone too; its budget (the model
+    length) holds whole prompts, so K is small beside m and the two rules nearly agree."""
     L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_req = np.maximum(np.asarray(requests, dtype=float), 1.0)
     admitted = np.maximum(np.minimum(n_req, np.floor(capacity)), 1.0)
@@ -1850,7 +1859,11 @@ def batch_wave(
     own = np.maximum(1.0, k / admitted)  # steps of one prompt's chunks: 1 when a step holds whole prompts
     ttft = (k + own) / 2 * prefill_step + step.request_overhead_s + (waves - 1) / 2 * wave_s
     elapsed = waves * wave_s + prefill_step
-    tpot = t + (k - own) / 2 * prefill_step / np.maximum(L.osl - 1, 1.0)
+    later = k - own  # K: prefill steps left after the first request's first token
+    m = np.maximum(L.osl - 1, 1.0)
+    overlap = np.where(later <= m, later / 2, m - m * m / (2 * np.maximum(later, 1e-12)))  # E[min(R, m)], R ~ U[0, K]
+    riding = step.budget_decode_tokens > 0
+    tpot = np.where(riding, t + overlap * np.maximum(prefill_step - t, 0.0) / m, t + later / 2 * prefill_step / m)
     return LoopResult(
         ttft_s=ttft,
         tpot_s=tpot,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -131,12 +132,21 @@ def test_a_degenerate_distribution_gives_the_fixed_length_loops(step):
 
 
 def test_spread_prompts_wait_longer_than_equal_ones_of_the_same_mean(step):
-    """Pollaczek-Khinchine: at the same load, prompts of mixed lengths (E[I^2] > E[I]^2) queue longer."""
+    """Pollaczek-Khinchine: at the same load, prompts of mixed lengths (E[I^2] > E[I]^2) queue longer.
+    The load is half the largest rate the replica sustains with equal prompts (bisected here, so
+    that a refit of the shipped factors cannot push it past saturation, where both are infinite)."""
     spread = make_empirical(((0, 100.0), (50, 600.0), (100, 3100.0)))
     fixed_len = np.array([spread.mean])
-    lam, budget = np.array([8.0]), np.array([8192.0])
+    budget = np.array([8192.0])
+    lo, hi = 0.1, 100.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        finite = np.isfinite(open_loop(step, np.array([mid]), fixed_len, np.array([200.0]), budget).ttft_s[0])
+        lo, hi = (mid, hi) if finite else (lo, mid)
+    lam = np.array([lo / 2])
     a = open_loop(step, lam, fixed_len, np.array([200.0]), budget)
     b = open_loop(step, lam, fixed_len, np.array([200.0]), budget, lengths=RowLengths.of([spread], [None], fixed_len, [200.0]))
+    assert np.isfinite(a.ttft_s[0]) and np.isfinite(b.ttft_s[0])
     assert b.ttft_s[0] > a.ttft_s[0]
 
 
@@ -171,12 +181,41 @@ def test_batch_wave_by_hand(step):
 
 def test_a_later_prefill_stretches_the_tpot_of_the_wave(step):
     """With prompts that need several budget steps (64 x 8,000 tokens, budget 8,192: k = 63), the
-    requests prefilled first decode in steps that also carry the rest: mean TPOT rises by
-    (k - 1) / 2 prefill steps over the output."""
+    requests prefilled first decode in steps that also carry the rest. Worked by hand: K = k - 1
+    = 62 prefill steps are left after the first request's first token, R ~ U[0, 62] for a
+    request, all within its m = 200 output steps. Under vLLM (decoding sequences ride in every
+    step) R of its output steps last f instead of t: TPOT = t + 31 (f - t) / 200. Under SGLang (a
+    prefill batch runs alone while prompts wait) it decodes after them: t + 31 f / 200."""
     out = batch_wave(step, np.array([64.0]), np.array([8000.0]), np.array([201.0]), np.array([1e4]), np.array([8192.0]))
     tw, tg, rest = step.step_parts(np.array([64.0]), np.array([8000.0 + 100.5]))
+    t = max(tw[0], tg[0]) + rest[0]
     f = step.mixed_parts(np.array([1.0]), np.array([8000.0]), np.array([8192.0]), np.array([8000.0]))[0]
-    assert out.tpot_s[0] == pytest.approx(max(tw[0], tg[0]) + rest[0] + 62 / 2 * f / 200)
+    assert step.budget_decode_tokens[0] == 1.0  # vLLM's rule (engines.budget_counts_decode)
+    assert out.tpot_s[0] == pytest.approx(t + 31 * (f - t) / 200)
+    alone = replace(step, budget_decode_tokens=np.zeros(1))
+    first = batch_wave(alone, np.array([64.0]), np.array([8000.0]), np.array([201.0]), np.array([1e4]), np.array([8192.0]))
+    assert first.tpot_s[0] == pytest.approx(t + 31 * f / 200)
+
+
+def test_a_request_that_ends_before_the_later_prefills_has_every_output_step_a_prefill_step(step):
+    """dstack's vLLM 0.6.3 runs of 64 x 10,000-token prompts on 8 x MI300X (Llama-3.1-405B,
+    launched without --max-model-len: 131,072, so chunked prefill with a budget of 512,
+    engines.py) measured a mean TPOT of 589 ms while their TTFTs spread over 800 s: each request
+    decodes its 112 steps beside the prompts still being prefilled, one chunk per step. Worked by
+    hand on this step model: k = ceil(640,000 / 512) = 1,250 steps, a prompt spans
+    own = 1,250 / 64 = 19.53 of them, K = 1,230.47 are left after the first request's first token,
+    m = 112 output steps; R ~ U[0, K] exceeds m for most requests:
+    E[min(R, m)] = m - m^2 / (2K) = 112 - 12,544 / 2,460.94 = 106.903, and
+    TPOT = t + 106.903 (f - t) / 112, at most the prefill step f. Charging every later prefill step
+    to the output (t + K/2 f / m, the prefill-first rule) would give ~5.5 f."""
+    out = batch_wave(step, np.array([64.0]), np.array([10000.0]), np.array([113.0]), np.array([1e4]), np.array([512.0]))
+    tw, tg, rest = step.step_parts(np.array([64.0]), np.array([10000.0 + 56.5]))
+    t = max(tw[0], tg[0]) + rest[0]
+    f = step.mixed_parts(np.array([1.0]), np.array([10000.0]), np.array([512.0]), np.array([10000.0]))[0]
+    K = 1250 - 1250 / 64
+    assert 112 - 112**2 / (2 * K) == pytest.approx(106.903, abs=1e-3)
+    assert out.tpot_s[0] == pytest.approx(t + (112 - 112**2 / (2 * K)) * (f - t) / 112)
+    assert t < out.tpot_s[0] <= f
 
 
 def test_a_prompt_spanning_several_steps_waits_for_all_its_chunks(step):
@@ -186,7 +225,8 @@ def test_a_prompt_spanning_several_steps_waits_for_all_its_chunks(step):
     (TPOT = t(1)); dstack's 64k and 128k single-prompt vLLM runs on 8 x MI300X are rows of this
     shape. Two requests of 16,384 tokens, budget 8,192: k = 4; the first has its first token after
     step 2 and then decodes beside the second's 2 chunks, the second after step 4: mean TTFT
-    (2 + 4) / 2 = 3 steps, mean TPOT t + (2 + 0) / 2 steps over the 150 output steps."""
+    (2 + 4) / 2 = 3 steps; K = 4 - 2 = 2 prefill steps are left after the first one's first token
+    (R ~ U[0, 2]): mean TPOT t + 1 x (f - t) / 150, the decode riding in those steps (vLLM)."""
     one = batch_wave(step, np.array([1.0]), np.array([64000.0]), np.array([151.0]), np.array([1e4]), np.array([8192.0]))
     f = step.mixed_parts(np.array([1.0]), np.array([64000.0]), np.array([8192.0]), np.array([64000.0]))[0]
     tw, tg, rest = step.step_parts(np.array([1.0]), np.array([64000.0 + 75.5]))
@@ -196,7 +236,8 @@ def test_a_prompt_spanning_several_steps_waits_for_all_its_chunks(step):
     f2 = step.mixed_parts(np.array([1.0]), np.array([16384.0]), np.array([8192.0]), np.array([16384.0]))[0]
     tw, tg, rest = step.step_parts(np.array([2.0]), np.array([16384.0 + 75.5]))
     assert two.ttft_s[0] == pytest.approx(3 * f2 + step.request_overhead_s[0])
-    assert two.tpot_s[0] == pytest.approx(max(tw[0], tg[0]) + rest[0] + 1 * f2 / 150)
+    t2 = max(tw[0], tg[0]) + rest[0]
+    assert two.tpot_s[0] == pytest.approx(t2 + 1 * (f2 - t2) / 150)
 
 
 def test_closed_loop_takes_a_distribution(step):

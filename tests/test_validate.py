@@ -662,7 +662,13 @@ def test_an_a100_pcie_row_is_read_on_the_pcie_card(tmp_path, catalog):
     PCIe Gen4 x16 at 32 GB/s a direction between cards: thundercompute's A100 table, glennklockwood's
     '32+32 GB/s PCIe Gen4'), not the SXM module (2,039 GB/s, NVLink 300 GB/s) it was read as before.
     The same tp=2 row predicts a slower step on it: its batch-1 step reads the weights at 1,935/2,039
-    of the SXM's speed, and its prompts all-reduce over a link a tenth as fast."""
+    of the SXM's speed, and its prompts all-reduce over a link a tenth as fast. Compared under the
+    global factors alone (evidence.global_table): the SXM A100 has fitted offsets of its own (its
+    TensorRT-LLM rows), the PCIe card none, so under the shipped table the difference would be
+    the fit's, not the datasheets'."""
+    from sizer.efficiency import efficiency_table
+    from sizer.evidence import global_table
+
     p = tmp_path / "a100.csv"
     head = "id,model_path,system,backend,precision,isl,osl,batch_size,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
     p.write_text(head + "pcie,meta-llama/Llama-3.1-8B,a100_pcie,vllm,bf16,4096,256,1,2,60,8\nsxm,meta-llama/Llama-3.1-8B,a100_sxm,vllm,bf16,4096,256,1,2,60,8\n")
@@ -670,7 +676,7 @@ def test_an_a100_pcie_row_is_read_on_the_pcie_card(tmp_path, catalog):
     pcie, sxm = (resolve(r, catalog) for r in rows)
     assert pcie.gpu.name == "A100-80GB-PCIe" and sxm.gpu.name == "A100-80GB"
     assert pcie.gpu.hbm_bytes_per_s == pytest.approx(1935e9) and pcie.gpu.link_for(2) == pytest.approx(32e9)
-    by_id = {r.row.row_id: r for r in validate_rows(rows, catalog).results}
+    by_id = {r.row.row_id: r for r in validate_rows(rows, catalog, efficiency=global_table(efficiency_table(catalog.root))).results}
     assert by_id["pcie"].predicted_tpot_ms > by_id["sxm"].predicted_tpot_ms
     assert by_id["pcie"].predicted_ttft_ms > by_id["sxm"].predicted_ttft_ms
 
@@ -803,23 +809,49 @@ def test_a_running_cap_that_is_not_a_whole_number_skips_the_row(tmp_path, catalo
 
 def test_a_rows_engine_defaults_are_its_releases(tmp_path, catalog):
     """A row runs its own release's defaults, not those of the release sizer plans for. vLLM V0
-    (0.6.3, vllm/config.py SchedulerConfig) without chunked prefill (a context under 32K) budgets
-    max(max_model_len, 2048) tokens a step: here 10,000 + 122; V1 (0.19, EngineArgs
-    get_batch_defaults) budgets 8,192 on a GPU of 70 GiB or more. An empty release, a label without
-    digits and an MLPerf label take the engine's default release."""
+    (0.6.3, vllm/config.py SchedulerConfig) budgets max(max_model_len, 2048) tokens a step without
+    chunked prefill and turns chunked prefill on, with 512 tokens a step, above a 32K context
+    (arg_utils.py); launched without --max-model-len it takes the model's own context, 131,072 for
+    Llama-3.1-405B: 512. Launched with --max-model-len 20000 (the `max_model_len` column): no
+    chunked prefill, 20,000. V1 (0.19, EngineArgs get_batch_defaults) budgets 8,192 on a GPU of
+    70 GiB or more. An empty release, a label without digits and an MLPerf label take the
+    engine's default release."""
     from sizer.measurements import resolve
     from sizer.validate import kv_capacity_sequences, row_release
 
-    head = "id,model_path,system,backend,backend_version,precision,kind,isl,osl,concurrency,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
-    line = "{v},meta-llama/Llama-3.1-405B-Instruct,mi300x,vllm,{v},bf16,batch,10000,122,8,8,50000,400\n"
+    head = "id,model_path,system,backend,backend_version,precision,kind,isl,osl,concurrency,tp_size,max_model_len,silicon_ttft_ms,silicon_tpot_ms\n"
+    line = "{v}{tag},meta-llama/Llama-3.1-405B-Instruct,mi300x,vllm,{v},bf16,batch,10000,122,8,8,{mml},50000,400\n"
     p = tmp_path / "m.csv"
-    p.write_text(head + "".join(line.format(v=v) for v in ("0.6.3", "0.19.0", "", "gpt-oss-dev", "mlperf-v4.1")))
+    p.write_text(head + "".join(line.format(v=v, tag="", mml="") for v in ("0.6.3", "0.19.0", "", "gpt-oss-dev", "mlperf-v4.1")) + line.format(v="0.6.3", tag="-20k", mml=20000))
     rows = {r.row_id if r.engine_version else "empty": r for r in read_csv(p)}
+    assert rows["0.6.3-20k"].max_model_len == 20000 and rows["0.6.3"].max_model_len is None
     budgets = {k: kv_capacity_sequences(resolve(r, catalog))[1] for k, r in rows.items()}
-    assert budgets["0.6.3"] == 10122
+    assert budgets["0.6.3"] == 512
+    assert budgets["0.6.3-20k"] == 20000
     assert budgets["0.19.0"] == 8192
     assert budgets["empty"] == budgets["gpt-oss-dev"] == budgets["mlperf-v4.1"] == 8192
     assert [row_release(rows[k]) for k in ("0.6.3", "0.19.0", "empty", "gpt-oss-dev", "mlperf-v4.1")] == ["0.6.3", "0.19.0", None, None, None]
+
+
+def test_vllm_0_7_turns_chunked_prefill_off_for_latent_attention(tmp_path, catalog):
+    """vLLM 0.7 forces chunked prefill off for a model with multi-head latent attention ("MLA is
+    enabled; forcing chunked prefill and prefix caching to be disabled", the 0.7.1 and 0.7.3
+    startup logs quoted in vllm-project/vllm#13374 and vllm-ascend's): DeepSeek-R1 launched
+    without --max-model-len (163,840, its max_position_embeddings) budgets the whole context a
+    step, where Llama-3.1-405B on the same release (131,072) gets chunked prefill's 2,048."""
+    from sizer.measurements import resolve
+    from sizer.validate import kv_capacity_sequences
+
+    head = "id,model_path,system,backend,backend_version,precision,kind,isl,osl,concurrency,tp_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    p = tmp_path / "m.csv"
+    p.write_text(
+        head
+        + "r1,deepseek-ai/DeepSeek-R1,h200_sxm,vllm,0.7.3,fp8,concurrency,3200,800,8,8,1000,30\n"
+        + "l405,meta-llama/Llama-3.1-405B-Instruct-FP8,h200_sxm,vllm,0.7.3,fp8,concurrency,3200,800,8,8,1000,30\n"
+    )
+    rows = {r.row_id: r for r in read_csv(p)}
+    assert kv_capacity_sequences(resolve(rows["r1"], catalog))[1] == 163840
+    assert kv_capacity_sequences(resolve(rows["l405"], catalog))[1] == 2048
 
 
 def _first_token_csv(tmp_path, *lines: str):
