@@ -1214,6 +1214,19 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             reason=f"isl + osl = {row.isl + row.osl:,.0f} tokens exceeds {model_name}'s context, max_position_embeddings {model.max_position_embeddings:,} "
             "(a rope-scaled launch: add the model under catalogs/models/ with max_position_embeddings set to the scaled context)",
         )
+    if row.max_model_len and model.max_position_embeddings and row.max_model_len > model.max_position_embeddings:
+        return Skipped(
+            row=row,
+            reason=f"max_model_len {row.max_model_len:,} exceeds {model_name}'s context, max_position_embeddings {model.max_position_embeddings:,} "
+            "(engines refuse it; a rope-scaled launch: add the model under catalogs/models/ with the scaled context)",
+        )
+    if row.max_model_len and not row.dataset and row.isl and row.osl and row.isl + row.osl > row.max_model_len:
+        # vLLM rejects a prompt longer than max_model_len and stops a sequence that reaches it
+        return Skipped(
+            row=row,
+            reason=f"isl + osl = {row.isl + row.osl:,.0f} tokens exceeds the context the run was launched with (max_model_len {row.max_model_len:,}): "
+            "the engine refuses or cuts such requests, so the row's lengths are not what ran",
+        )
     ratio = harness_flags(row).get("range_ratio")
     if ratio and not row.dataset:
         prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)

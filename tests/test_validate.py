@@ -833,6 +833,22 @@ def test_a_rows_engine_defaults_are_its_releases(tmp_path, catalog):
     assert [row_release(rows[k]) for k in ("0.6.3", "0.19.0", "empty", "gpt-oss-dev", "mlperf-v4.1")] == ["0.6.3", "0.19.0", None, None, None]
 
 
+def test_a_stated_context_the_row_does_not_fit_skips_it(tmp_path, catalog):
+    """`max_model_len` is the context the run was launched with: a row whose prompt and output do
+    not fit in it did not run its stated lengths (vLLM rejects a longer prompt and stops a sequence
+    at the context), and a context beyond the model's own is one no engine launches; each is
+    skipped with one line naming the figures. A row whose lengths fit is modelled."""
+    head = "id,model_path,system,backend,backend_version,precision,kind,isl,osl,concurrency,tp_size,max_model_len,silicon_ttft_ms,silicon_tpot_ms\n"
+    line = "{id},meta-llama/Llama-3.1-8B-Instruct,h100_sxm,vllm,0.6.3,bf16,concurrency,1000,100,8,1,{mml},100,10\n"
+    p = tmp_path / "m.csv"
+    p.write_text(head + line.format(id="short", mml=500) + line.format(id="huge", mml=200000) + line.format(id="fits", mml=1100))
+    report = validate_rows(read_csv(p), catalog)
+    assert [r.row.row_id for r in report.results] == ["fits"]
+    reasons = {s.row.row_id: s.reason for s in report.skipped}
+    assert reasons["short"].startswith("isl + osl = 1,100 tokens exceeds the context the run was launched with (max_model_len 500)")
+    assert reasons["huge"].startswith("max_model_len 200,000 exceeds llama-3.1-8b's context, max_position_embeddings 131,072")
+
+
 def test_vllm_0_7_turns_chunked_prefill_off_for_latent_attention(tmp_path, catalog):
     """vLLM 0.7 forces chunked prefill off for a model with multi-head latent attention ("MLA is
     enabled; forcing chunked prefill and prefix caching to be disabled", the 0.7.1 and 0.7.3
