@@ -4,7 +4,9 @@ on a plan. Units: seconds, tokens, bytes.
 
 The replica, step by step (vLLM V1's scheduler, chunked prefill, recompute preemption):
 
-  1. arrivals up to the current time join the waiting queue (FCFS; preempted requests go first)
+  1. arrivals join the waiting queue (FCFS; preempted requests go first) request_overhead_s after
+     they arrive, at the scheduler's next admission: once a cycle of 2 x admission_steps mean
+     steps (the analytic side's uniform admission wait, of mean admission_steps steps)
   2. every running sequence whose prompt is in the cache decodes one token; before it does, the
      KV pool must hold one more token for each: if it cannot, the most recently admitted running
      sequence is preempted (its blocks freed; it will recompute prompt + generated tokens)
@@ -363,9 +365,11 @@ def simulate_replica(
         sl = min(blocks, sliding_cap) if sliding_cap is not None else blocks
         return bs * (blocks * full_bpt + sl * sliding_bpt)
 
-    # a request reaches the scheduler request_overhead_s after it arrives, and joins a step
-    # admission_steps mean steps later (the same efficiency factors as the analytic model; the
-    # mean step so far stands for the mean step)
+    # a request reaches the scheduler request_overhead_s after it arrives, and joins the waiting
+    # queue at the scheduler's next admission, once a cycle of 2 x admission_steps mean steps: a
+    # wait uniform over the cycle for arrivals independent of it, of mean admission_steps steps
+    # (the same efficiency factors and law as the analytic model, queueing.evaluate_load; the mean
+    # step so far stands for the mean step)
     overhead = float(spec.step.request_overhead_s[0])
     admit_steps = float(spec.step.admission_steps[0])
     # an overlap scheduler hands a step's tokens to the client after the next step (perf.overlap_scheduler)
@@ -409,7 +413,9 @@ def simulate_replica(
     while True:
         while next_arrival < n and arrive[next_arrival] <= clock:
             if not refused[next_arrival]:
-                eligible[next_arrival] = arrive[next_arrival] + overhead + admit_steps * mean_dt
+                ready = arrive[next_arrival] + overhead
+                cycle = 2.0 * admit_steps * mean_dt
+                eligible[next_arrival] = math.ceil(ready / cycle) * cycle if cycle > 0 else ready
                 pending.append(next_arrival)
             next_arrival += 1
         while pending and eligible[pending[0]] <= clock:

@@ -342,6 +342,45 @@ def test_ttft_wait_has_its_atom_at_zero():
         assert _shifted_quantile(edges, cdf, shift, w, q, atom=1.0 - rho)[0] == pytest.approx(want, abs=1e-4)
 
 
+def test_uniform_phase_waits_add_to_ttft_as_worked_by_hand():
+    """An arrival's phase in the admission cycle (uniform on [0, A), A = 2 admission_steps x t)
+    and in the step under way (uniform on [0, B), B = the decode step) add to its TTFT: at rho ~ 0
+    (W almost surely 0), one prompt whose own parts take 1 s, A = 0.3 s and B = 0.1 s, TTFT is
+    1 + U[0, A) + U[0, B). The sum of the two uniforms (A >= B) is flat at 1 / A on [B, A], with
+    triangular ends; by hand:
+        median  (A + B) / 2                                         = 0.2 s  -> 1.2 s
+        q >= 1 - B / (2 A): P(S > s) = (A + B - s)^2 / (2 A B), so s = A + B - sqrt(2 A B (1 - q))
+        0.9     0.4 - sqrt(0.006)  = 0.322540 s -> 1.322540 s
+        0.99    0.4 - sqrt(0.0006) = 0.375505 s -> 1.375505 s
+    and the mean is kept: 1 + A / 2 + B / 2 = 1.2 s, as when the two waits were their means."""
+    from sizer.queueing import _shifted_quantile
+
+    rho = np.array([1e-6])
+    a, b = np.array([0.3]), np.array([0.1])
+    edges, cdf = _pk_wait_cdf(rho, np.array([[0.01]]), np.array([1.0]), uniform_s=(a, b))
+    shift, w = np.array([[1.0]]), np.array([1.0])
+    h = edges[0, 0]
+    assert h < 1e-3  # (2 x 0.01 + 0.4) s over 512 bins
+    for q, want in ((0.5, 1.2), (0.9, 1.322540), (0.99, 1.375505)):
+        assert _shifted_quantile(edges, cdf, shift, w, q, atom=np.zeros(1))[0] == pytest.approx(want, abs=1.5 * h)
+    assert 1.0 + _mean_from_cdf(edges[0], cdf[0]) == pytest.approx(1.2, abs=1.5 * h)
+
+
+def test_uniform_transform_keeps_the_mean_and_the_mass():
+    """The lattice law of a uniform on [0, L) bins keeps mass 1 and mean L / 2 exactly (each bin
+    split between its ends about its own mean) and is never negative: L = 10 (ten whole bins),
+    10.5 and 3.7 (a partial last bin), 0.3 (under one bin) and 0 (all at 0)."""
+    from sizer.queueing import _uniform_transform
+
+    for length in (10.0, 10.5, 3.7, 0.3, 0.0):
+        pmf = np.fft.irfft(_uniform_transform(np.array([length]), 64), n=64, axis=1)[0]
+        assert pmf.sum() == pytest.approx(1.0, abs=1e-12)
+        assert (pmf * np.arange(64)).sum() == pytest.approx(length / 2, abs=1e-12)
+        assert pmf.min() > -1e-12
+    whole = np.fft.irfft(_uniform_transform(np.array([10.0]), 64), n=64, axis=1)[0]
+    assert whole[:11] == pytest.approx([0.05] + [0.1] * 9 + [0.05], abs=1e-12)  # half a bin's share at each end
+
+
 # ---------------------------------------------------------------------------------------------
 # The running batch's law and the wait for a --max-num-seqs slot
 # ---------------------------------------------------------------------------------------------
