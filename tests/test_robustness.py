@@ -348,13 +348,22 @@ engine: trtllm
 """
 
 
+# The part of a run outside its limit (Python's start-up, the step under way when the limit
+# falls, the output) had 2 s of margin, the fuzzer's (benchmarks/fuzz.py,
+# tests/fuzz_cases.check_run). On this project's 2-core machine on 2026-12-04 the two commands
+# took 7.4 s (solve) and 5.9 s (sweep) at a limit of 5 s with the machine to themselves, and
+# 7.7-7.8 s beside the other test worker of pyproject's `-n 2`; the fault this test caught took
+# 10-13 s.
+OUTSIDE_LIMIT_S = 4.0
+
+
 @pytest.mark.parametrize("command", [("solve",), ("sweep", "--ttft-p99-s", "1e308")])
 def test_the_size_ranges_rate_search_honours_the_time_limit(tmp_path, command):
     path = tmp_path / "w.yaml"
     path.write_text(SIZE_BUCKETS_SLOW)
     proc, wall = run_subprocess(command[0], path, *command[1:], "--time-limit-s", "5", "--format", "csv", cwd=tmp_path)
     assert proc.returncode in (0, 10), proc.stderr
-    assert wall < 5 * 1.1 + 2  # the fuzzer's margin (benchmarks/fuzz.py, tests/fuzz_cases.check_run)
+    assert wall < 5 * 1.1 + OUTSIDE_LIMIT_S, f"{wall:.2f} s at a limit of 5 s"
     if proc.returncode:
         assert proc.stderr.count("\n") == 1 and "--time-limit-s 5" in proc.stderr
 
