@@ -521,10 +521,10 @@ def _uniform_transform(length_bins: np.ndarray, n_fft: int) -> np.ndarray:
     frac = length - whole
     omega = 2 * np.pi * np.fft.rfftfreq(n_fft)[None, :]
     z = np.exp(-1j * omega)
+    zm = np.exp(-1j * omega * whole)  # z^m: numpy's complex exp, one element at a time (_exp_i), so once
     # the geometric sum of z^k over k < m, m at omega = 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        geo = np.where(omega > 0, (1 - np.exp(-1j * omega * whole)) / (1 - z), whole + 0j)
-    zm = np.exp(-1j * omega * whole)
+        geo = np.where(omega > 0, (1 - zm) / (1 - z), whole + 0j)
     safe = np.maximum(length, 1e-300)
     out = ((1 + z) * geo / 2 + frac * ((1 - frac / 2) * zm + frac / 2 * zm * z)) / safe
     return np.where(length > 1e-9, out, 1.0 + 0j)
