@@ -1,7 +1,8 @@
 """What the TTFT misses have in common: every scoring run whose mean TTFT the model puts more than
 50 % off (or calls saturated), sorted into the first of a few classes its own record puts it in,
 with the same count among the fit runs and, for the harness-rate class, the contrast with the
-other sources at the same output rates.
+other sources at the same output rates; then the model's bias against a closed loop's clients, by
+harness and engine (a bias that moves with the load is a mechanism missing, a flat one is not).
 
     python benchmarks/ttft_misses.py            # the classes, counts and a few runs of each
     python benchmarks/ttft_misses.py --list     # every miss, one line each
@@ -119,6 +120,22 @@ def main(argv: list[str] | None = None) -> int:
     for (src, band), v in sorted(groups.items()):
         if len(v) >= 5:
             print(f"  {src:30} {band:6} {len(v):5d} runs  median {statistics.median(v):+.2f}  beyond 1.5x {sum(x > 0.405 for x in v) / len(v):.2f}")
+
+    # the model's bias against the load: a closed loop's clients, by harness and engine
+    bins = ((8, "<=8"), (16, "16"), (32, "32"), (64, "64"), (math.inf, ">=128"))
+    print(f"\nTTFT log(measured / predicted) of aggregated closed loops by clients (all runs, median and runs):")
+    by_load: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        if r.row.kind != "concurrency" or r.row.mode != "agg" or not r.row.concurrency or not r.predicted_ttft_ms or not math.isfinite(r.predicted_ttft_ms):
+            continue
+        label = next(name for top, name in bins if r.row.concurrency <= top)
+        by_load[(source_kind(r.row), r.row.engine)][label].append(math.log(r.row.ttft_ms / r.predicted_ttft_ms))
+    print(f"  {'':30} {'':7}" + "".join(f"{name:>15}" for _, name in bins))
+    for (src, engine), cells in sorted(by_load.items()):
+        if sum(len(v) for v in cells.values()) < 20:
+            continue
+        row = "".join(f"{statistics.median(cells[name]):+9.2f} ({len(cells[name]):3d})" if cells.get(name) else f"{'-':>15}" for _, name in bins)
+        print(f"  {src:30} {engine:7}{row}")
 
     if args.list:
         print()
