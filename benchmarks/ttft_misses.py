@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {src:30} {band:6} {len(v):5d} runs  median {statistics.median(v):+.2f}  beyond 1.5x {sum(x > 0.405 for x in v) / len(v):.2f}")
 
     # the model's bias against the load: a closed loop's clients, by harness and engine
-    bins = ((8, "<=8"), (16, "16"), (32, "32"), (64, "64"), (math.inf, ">=128"))
-    print(f"\nTTFT log(measured / predicted) of aggregated closed loops by clients (all runs, median and runs):")
+    bins = ((8, "<=8"), (16, "9-16"), (32, "17-32"), (64, "33-64"), (math.inf, ">64"))
+    print(f"\nTTFT log(measured / predicted) of aggregated closed loops by clients (fit and scoring runs, median and runs; harnesses and engines of 20 runs or more):")
     by_load: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
         if r.row.kind != "concurrency" or r.row.mode != "agg" or not r.row.concurrency or not r.predicted_ttft_ms or not math.isfinite(r.predicted_ttft_ms):
