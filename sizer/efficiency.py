@@ -35,9 +35,10 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 spreads their dense and attention work evenly over the dp ranks;
                                 the ranks meet at every MoE layer's all-to-all, so a step runs at
                                 the pace of the rank holding the most prompt tokens. Fitted at
-                                0.32-0.95 (vLLM's GQA MoE the lowest, SGLang's MLA-MoE the
-                                highest): slower than an even spread, where TP8's sliced GEMMs
-                                had suggested faster
+                                0.33-1.25 (catalogs/efficiency.json of 2026-12-04: vLLM's GQA MoE
+                                0.33, vLLM 0.50, TensorRT-LLM 0.69-0.76, SGLang 0.99 and its
+                                MLA-MoE 1.25): slower than an even spread on every engine but
+                                SGLang, whose MLA-MoE ranks run faster than the even spread
     admission_steps             engine steps a new request waits before its prompt joins a step
                                 (the scheduler decides the next step while the current one runs,
                                 and outputs are processed a step behind: about 1-3 steps)
