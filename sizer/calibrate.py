@@ -56,6 +56,18 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # rows takes the vendor's part of MI300X's offsets, not all of them (a sibling's offsets taken
     # whole predicted measured NVIDIA devices worse than the global values: H100-SXM from H200-SXM's,
     # TPOT median error 19 -> 37 %; MI325X from MI300X's, 30 % low)
+    # No architecture-family level (gpus.yaml `family`: hopper, ada, cdna3 ...), though B200 and
+    # GB200, the same silicon, fit prefill GEMM fractions apart (SGLang 0.19 / 0.48): three refits
+    # of 2026-12-04 tried one, scored on the scoring rows (TTFT median / p90 %, 16.9 / 58.5 without)
+    # and on the few-row devices whose families have no other rows to lend (L40S's TTFT median 18 %,
+    # H100-NVL's 24 %, A100's throughput 9 %, MI350X's TTFT 20 %):
+    #   family in place of vendor, every level                16.8 / 57.5; L40S 31, NVL 31, A100 12, MI350X 27
+    #   family beside vendor, where the vendor is             17.1 / 59.7; L40S 26, NVL 30, A100 13, MI300X 18 -> 43
+    #   beside vendor, fractions only (not the overheads)     16.5 / 57.5; L40S 22, NVL 27, A100 11, MI350X 22
+    # A few-row device's own offsets and its vendor's predict it better than offsets shared with
+    # its family's many-row siblings (H100-NVL and -PCIe with H100-SXM and H200-SXM); the second
+    # also moved two MI300X DeepSeek-R1 fit rows past REJECT and their seven scoring rows from 9 to
+    # 68 % TTFT error. The overall gains are a refit's size (a refit moves TTFT's median by 0.1-0.4)
     # (D, E, V): a device's software releases differ (ROCm vLLM 0.6 against 0.10 on MI300X) beyond
     # what the engine's release does on other devices; the offset of a release measured on a device
     # is that device's, and a release not measured there falls back to the nearest measured one
