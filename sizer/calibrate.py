@@ -67,7 +67,8 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # A few-row device's own offsets and its vendor's predict it better than offsets shared with
     # its family's many-row siblings (H100-NVL and -PCIe with H100-SXM and H200-SXM); the second
     # also moved two MI300X DeepSeek-R1 fit rows past REJECT and their seven scoring rows from 9 to
-    # 68 % TTFT error. The overall gains are a refit's size (a refit moves TTFT's median by 0.1-0.4)
+    # 68 % TTFT error. The overall gains are the size of a change the fit does not need (README's
+    # harness level, not kept, moved TTFT by 0.2 / 1.0 points)
     # (D, E, V): a device's software releases differ (ROCm vLLM 0.6 against 0.10 on MI300X) beyond
     # what the engine's release does on other devices; the offset of a release measured on a device
     # is that device's, and a release not measured there falls back to the nearest measured one
