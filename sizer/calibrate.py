@@ -214,6 +214,28 @@ def _key(res: Resolved, level: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(values[k] for k in level)
 
 
+# How close to the rejection point a residual is reported as at risk (log units, on the loss's
+# weighted residual): a change elsewhere in the fit moves a residual this much, and across the point
+# its weight jumps between 0 and HUBER / REJECT. The family-level refit of 2026-12-04 moved two
+# MI300X DeepSeek-R1 vLLM 0.7 fit rows from inside to 1.21 (past 1.2): their group's prefill
+# fraction went 0.0098 -> 0.0223 and its seven scoring rows' TTFT error from 9 to 68 %.
+NEAR_REJECT = 0.1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outlier:
+    """A fit row's residual at or near the loss's rejection point, at the fit's final factors."""
+
+    row_id: str
+    metric: str  # tpot, ttft or throughput
+    log_error: float  # log(predicted / measured)
+    margin: float  # |weighted residual| - rejection point: > 0 no weight (rejected), else within NEAR_REJECT of it
+
+    @property
+    def rejected(self) -> bool:
+        return self.margin > 0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Group:
     factor: str
@@ -237,6 +259,10 @@ class FitResult:
     full_rows: dict[tuple, int] = None  # (device, engine, weight, architecture, release) -> fit rows
     vendors: dict[str, str] = None  # device -> vendor, of the fit rows
     loss: "Loss | None" = None  # the robust loss the fit ran under (None: the defaults)
+    # fit rows' residuals beyond the rejection point (no weight: the fit ignored them) or within
+    # NEAR_REJECT of it, by row and metric; the floors, never rejected, are not among them
+    outliers: tuple[Outlier, ...] = ()
+    residuals: int = 0  # the fit's residuals that can be rejected (TPOT, TTFT, throughput)
 
 
 class _Problem:
@@ -425,6 +451,7 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
         deltas[(g.factor, g.level)] = {m: float(p[g.first + j]) for j, m in enumerate(g.members)}
     r = prob.log_errors(p)
     rms = {m: float(np.sqrt(np.mean(r[prob.res_metric == m] ** 2))) if np.any(prob.res_metric == m) else float("nan") for m in METRIC_WEIGHTS}
+    outliers, rejectable = _outliers(prob, r)
     # per-entry provenance: fit rows matching an entry, RMS of their TPOT/TTFT log errors
     per_row_sq = np.zeros(len(prob.fit))
     per_row_n = np.zeros(len(prob.fit))
@@ -459,11 +486,48 @@ def _result(prob: _Problem, p: np.ndarray, iterations: int, c: float) -> FitResu
         },
         vendors={res.gpu.name: res.gpu.vendor for res in prob.fit},
         loss=prob.loss,
+        outliers=outliers,
+        residuals=rejectable,
     )
     for res in prob.fit:
         key = (res.gpu.name, res.row.engine, res.weight_dtype, architecture_of(res.model), version_label(res.row.engine_version, res.row.engine))
         result.full_rows[key] += 1
     return result
+
+
+def _outliers(prob: _Problem, log_errors: np.ndarray) -> tuple[tuple[Outlier, ...], int]:
+    """The fit rows' residuals (`log_errors`, at the fit's final factors) that the robust loss gives
+    no weight (beyond its rejection point) or that lie within NEAR_REJECT of it, each with its row
+    id, metric and log error, the farthest first; and the number of residuals that can be rejected
+    at all (the floors never are)."""
+    reject = prob.loss.reject
+    weighted = np.abs(log_errors * np.sqrt(prob.res_weight))  # what the loss weighs (prob.residuals)
+    can = prob.res_metric != "floor"
+    near = np.flatnonzero(can & (weighted > reject - NEAR_REJECT))
+    out = [
+        Outlier(row_id=prob.fit[prob.res_row[k]].row.row_id, metric=str(prob.res_metric[k]), log_error=float(log_errors[k]), margin=float(weighted[k] - reject))
+        for k in near
+    ]
+    return tuple(sorted(out, key=lambda o: (-o.margin, o.row_id, o.metric))), int(can.sum())
+
+
+def outlier_lines(result: FitResult) -> list[str]:
+    """What `sizer calibrate` reports of the robust loss: how many residuals of the fit rows it gave
+    no weight (the fit ignored those measurements), and how many lie near that point; then each,
+    by row id, metric and predicted / measured. A user's row the fit ignored is named, not lost."""
+    loss = result.loss or Loss()
+    dropped = [o for o in result.outliers if o.rejected]
+    near = [o for o in result.outliers if not o.rejected]
+    rows = len({o.row_id for o in dropped})
+    factors = ", ".join(f"{math.exp(loss.reject / math.sqrt(loss.weight(m))):.1f} on {label}" for m, label in (("tpot", "TPOT"), ("ttft", "TTFT"), ("throughput", "throughput")) if loss.weight(m) > 0)
+    lines = [
+        f"robust loss: {len(dropped):,} of {result.residuals:,} fit-row residuals got no weight, on {rows:,} rows (predicted / measured "
+        f"beyond a factor {factors}: a measurement the model's mechanisms do not produce for the stated configuration); "
+        f"{len(near):,} more lie within {NEAR_REJECT:g} log units of that point, where a change elsewhere in the fit can move them across it"
+    ]
+    for o in result.outliers:
+        lines.append(f"  {'no weight' if o.rejected else 'near':<9}  {o.metric:<10}  predicted / measured {math.exp(o.log_error):7.3g}  {o.row_id}")
+    return lines
 
 
 def _matches_of(res: Resolved) -> list[tuple]:
@@ -661,7 +725,7 @@ def _match_key(m: dict[str, str]) -> tuple:
     return tuple((k, m[k]) for k in order if k in m)
 
 
-__all__ = ["FitResult", "LEVELS", "Loss", "PRIOR_FACTORS", "fit", "write_efficiency", "factor_value", "TIMES"]
+__all__ = ["FitResult", "LEVELS", "Loss", "NEAR_REJECT", "Outlier", "PRIOR_FACTORS", "outlier_lines", "fit", "write_efficiency", "factor_value", "TIMES"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -547,7 +547,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 
     Writes ./efficiency.json unless --output or --in-place says otherwise; two runs on the same rows
     (and --fitted date) write the same bytes."""
-    from .calibrate import calibrate_shipped
+    from .calibrate import calibrate_shipped, outlier_lines
     from .efficiency import efficiency_path
 
     if output and in_place:
@@ -561,6 +561,8 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
     )
     rms = ", ".join(f"{m} {v:.3f}" for m, v in result.rms_log_error.items())
     click.echo(f"fitted {result.rows_fit:,} rows in {result.iterations} iterations from the fixed prior; RMS log error {rms}; wrote {target}")
+    for line in outlier_lines(result):
+        click.echo(line)
     if in_place:  # the catalog's own table changed: its scoring rows' errors with it
         from .evidence import write_residuals
 

@@ -172,6 +172,7 @@ def test_calibrate_starts_from_a_fixed_prior_and_writes_beside_not_over_the_cata
     args = ["--catalog", str(small_catalog), "--max-iterations", "2", "--fitted", "2026-01-01"]
     first = _calibrate(args, tmp_path)
     assert first.returncode == 0, first.stderr
+    assert "fit-row residuals got no weight" in first.stdout  # the robust loss's report (outlier_lines)
     out = tmp_path / "efficiency.json"
     one = out.read_bytes()
     assert (small_catalog / "efficiency.json").read_bytes() == shipped
@@ -186,6 +187,50 @@ def test_calibrate_starts_from_a_fixed_prior_and_writes_beside_not_over_the_cata
     both = _calibrate(args + ["--in-place", "--output", "x.json"], tmp_path)
     assert both.returncode == 2 and "not both" in both.stderr
     (small_catalog / "efficiency.json").write_bytes(shipped)
+
+
+def test_the_fit_names_each_measurement_it_gave_no_weight(sample):
+    """A fit row whose TTFT is 20x what the model gives it (log 3.0, beyond REJECT = 1.2) pulls no
+    factor: the result names it (row id, metric, predicted / measured about 1/20), and
+    `sizer calibrate` prints it, so a user's measurement the fit ignored is not lost silently. The
+    other rows, made by the model itself, are not among the outliers."""
+    from sizer.calibrate import outlier_lines
+
+    bad = sample[7]
+    corrupted = [replace(r, row=replace(r.row, ttft_ms=r.row.ttft_ms * 20.0)) if r is bad else r for r in sample]
+    result = fit(corrupted, PRIOR, max_iterations=2)
+    dropped = [o for o in result.outliers if o.rejected]
+    assert [(o.row_id, o.metric) for o in dropped] == [(bad.row.row_id, "ttft")]
+    assert math.exp(dropped[0].log_error) == pytest.approx(1 / 20, rel=0.5)
+    assert dropped[0].margin == pytest.approx(-dropped[0].log_error - 1.2, abs=1e-9)
+    assert result.residuals == sum(1 for r in sample for v in (r.row.tpot_ms, r.row.ttft_ms, r.row.throughput_tokens_per_s) if v)
+    lines = outlier_lines(result)
+    assert lines[0].startswith(f"robust loss: 1 of {result.residuals:,} fit-row residuals got no weight, on 1 rows")
+    assert "a factor 3.3 on TPOT, 3.3 on TTFT, 5.5 on throughput" in lines[0]
+    assert lines[1].split() == ["no", "weight", "ttft", "predicted", "/", "measured", f"{math.exp(dropped[0].log_error):.3g}", bad.row.row_id]
+
+
+def test_outliers_are_judged_on_the_losss_weighted_residual():
+    """Rejection compares |log error| x sqrt(metric weight) with REJECT (calibrate.fit's IRLS): at
+    throughput's weight 0.5 a log error of 1.5 (a factor 4.5) keeps its weight, where a TTFT one
+    of 1.5 loses it (1.5 > 1.2), and a TTFT one of 1.15 is reported as near (within NEAR_REJECT =
+    0.1 of 1.2). A floor's residual is never rejected, however large."""
+    from types import SimpleNamespace
+
+    from sizer.calibrate import Loss, _outliers
+
+    metric = np.array(["throughput", "ttft", "ttft", "tpot", "floor"])
+    prob = SimpleNamespace(
+        loss=Loss(),
+        res_metric=metric,
+        res_weight=np.array([0.5, 1.0, 1.0, 1.0, 1.0]),
+        res_row=np.arange(5),
+        fit=[SimpleNamespace(row=SimpleNamespace(row_id=f"r{i}")) for i in range(5)],
+    )
+    out, rejectable = _outliers(prob, np.array([1.5, -1.5, 1.15, 0.3, 3.0]))
+    assert rejectable == 4
+    assert [(o.row_id, o.metric, o.rejected) for o in out] == [("r1", "ttft", True), ("r2", "ttft", False)]
+    assert [o.margin for o in out] == pytest.approx([0.3, -0.05])
 
 
 def test_robust_weights_reject_gross_outliers():
