@@ -220,6 +220,9 @@ def _key(res: Resolved, level: tuple[str, ...]) -> tuple[str, ...]:
 # MI300X DeepSeek-R1 vLLM 0.7 fit rows from inside to 1.21 (past 1.2): their group's prefill
 # fraction went 0.0098 -> 0.0223 and its seven scoring rows' TTFT error from 9 to 68 %.
 NEAR_REJECT = 0.1
+# A residual's log error is clipped to +-this (a factor 55), and a prediction with no finite value
+# (an open loop saturated at a rate row's rate) counts as +this: one row cannot take the fit over.
+LOG_ERROR_CLIP = 4.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -353,7 +356,7 @@ class _Problem:
             v = arr[self.res_row[sel]]
             with np.errstate(divide="ignore", invalid="ignore"):
                 lr = np.log(np.where(np.isfinite(v) & (v > 0), v, np.nan)) - self.res_target[sel]
-            lr = np.where(np.isfinite(lr), np.clip(lr, -4.0, 4.0), 4.0)
+            lr = np.where(np.isfinite(lr), np.clip(lr, -LOG_ERROR_CLIP, LOG_ERROR_CLIP), LOG_ERROR_CLIP)
             out[sel] = np.maximum(lr, 0.0) if m == "floor" else lr  # a floor under the measurement costs nothing
         return out
 
@@ -519,14 +522,19 @@ def outlier_lines(result: FitResult) -> list[str]:
     dropped = [o for o in result.outliers if o.rejected]
     near = [o for o in result.outliers if not o.rejected]
     rows = len({o.row_id for o in dropped})
-    factors = ", ".join(f"{math.exp(loss.reject / math.sqrt(loss.weight(m))):.1f} on {label}" for m, label in (("tpot", "TPOT"), ("ttft", "TTFT"), ("throughput", "throughput")) if loss.weight(m) > 0)
+    metrics = (("tpot", "TPOT"), ("ttft", "TTFT"), ("throughput", "throughput"))
+    factors = ", ".join(f"{math.exp(loss.reject / math.sqrt(loss.weight(m))):.1f} on {label}" for m, label in metrics if loss.weight(m) > 0)
     lines = [
         f"robust loss: {len(dropped):,} of {result.residuals:,} fit-row residuals got no weight, on {rows:,} rows (predicted / measured "
         f"beyond a factor {factors}: a measurement the model's mechanisms do not produce for the stated configuration); "
         f"{len(near):,} more lie within {NEAR_REJECT:g} log units of that point, where a change elsewhere in the fit can move them across it"
     ]
     for o in result.outliers:
-        lines.append(f"  {'no weight' if o.rejected else 'near':<9}  {o.metric:<10}  predicted / measured {math.exp(o.log_error):7.3g}  {o.row_id}")
+        # a log error at the fit's clip (LOG_ERROR_CLIP) is at least that far off: an open loop
+        # saturated at the row's rate has no finite TTFT at all
+        bound = ">=" if o.log_error >= LOG_ERROR_CLIP else "<=" if o.log_error <= -LOG_ERROR_CLIP else ""
+        ratio = f"{bound}{math.exp(o.log_error):.3g}"
+        lines.append(f"  {'no weight' if o.rejected else 'near':<9}  {o.metric:<10}  predicted / measured {ratio:>8}  {o.row_id}")
     return lines
 
 

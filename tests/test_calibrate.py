@@ -192,22 +192,28 @@ def test_calibrate_starts_from_a_fixed_prior_and_writes_beside_not_over_the_cata
 def test_the_fit_names_each_measurement_it_gave_no_weight(sample):
     """A fit row whose TTFT is 20x what the model gives it (log 3.0, beyond REJECT = 1.2) pulls no
     factor: the result names it (row id, metric, predicted / measured about 1/20), and
-    `sizer calibrate` prints it, so a user's measurement the fit ignored is not lost silently. The
-    other rows, made by the model itself, are not among the outliers."""
+    `sizer calibrate` prints it, so a user's measurement the fit ignored is not lost silently. One
+    1,000x off sits at the fit's clip (log 4: a factor 55) and is printed as at least that far off.
+    The other rows, made by the model itself, are not among the outliers."""
     from sizer.calibrate import outlier_lines
 
-    bad = sample[7]
-    corrupted = [replace(r, row=replace(r.row, ttft_ms=r.row.ttft_ms * 20.0)) if r is bad else r for r in sample]
+    bad, worse = sample[7], sample[11]
+    scale = {id(bad): 20.0, id(worse): 1000.0}
+    corrupted = [replace(r, row=replace(r.row, ttft_ms=r.row.ttft_ms * scale[id(r)])) if id(r) in scale else r for r in sample]
     result = fit(corrupted, PRIOR, max_iterations=2)
-    dropped = [o for o in result.outliers if o.rejected]
-    assert [(o.row_id, o.metric) for o in dropped] == [(bad.row.row_id, "ttft")]
-    assert math.exp(dropped[0].log_error) == pytest.approx(1 / 20, rel=0.5)
-    assert dropped[0].margin == pytest.approx(-dropped[0].log_error - 1.2, abs=1e-9)
+    # (the rows' throughput is derived from their TTFT and TPOT: the 1,000x row's is off too)
+    assert {(o.row_id, o.metric) for o in result.outliers if o.rejected} == {(worse.row.row_id, "ttft"), (worse.row.row_id, "throughput"), (bad.row.row_id, "ttft")}
+    dropped = [o for o in result.outliers if o.rejected and o.metric == "ttft"]
+    assert [o.row_id for o in dropped] == [worse.row.row_id, bad.row.row_id]
+    assert dropped[0].log_error == -4.0 and dropped[0].margin == pytest.approx(2.8)
+    assert math.exp(dropped[1].log_error) == pytest.approx(1 / 20, rel=0.5)
+    assert dropped[1].margin == pytest.approx(-dropped[1].log_error - 1.2, abs=1e-9)
     assert result.residuals == sum(1 for r in sample for v in (r.row.tpot_ms, r.row.ttft_ms, r.row.throughput_tokens_per_s) if v)
     lines = outlier_lines(result)
-    assert lines[0].startswith(f"robust loss: 1 of {result.residuals:,} fit-row residuals got no weight, on 1 rows")
+    assert lines[0].startswith(f"robust loss: 3 of {result.residuals:,} fit-row residuals got no weight, on 2 rows")
     assert "a factor 3.3 on TPOT, 3.3 on TTFT, 5.5 on throughput" in lines[0]
-    assert lines[1].split() == ["no", "weight", "ttft", "predicted", "/", "measured", f"{math.exp(dropped[0].log_error):.3g}", bad.row.row_id]
+    assert ["no", "weight", "ttft", "predicted", "/", "measured", "<=0.0183", worse.row.row_id] in [line.split() for line in lines[1:]]
+    assert ["no", "weight", "ttft", "predicted", "/", "measured", f"{math.exp(dropped[1].log_error):.3g}", bad.row.row_id] in [line.split() for line in lines[1:]]
 
 
 def test_outliers_are_judged_on_the_losss_weighted_residual():
