@@ -506,10 +506,10 @@ def _outliers(prob: _Problem, log_errors: np.ndarray) -> tuple[tuple[Outlier, ..
     reject = prob.loss.reject
     weighted = np.abs(log_errors * np.sqrt(prob.res_weight))  # what the loss weighs (prob.residuals)
     can = prob.res_metric != "floor"
-    near = np.flatnonzero(can & (weighted > reject - NEAR_REJECT))
+    listed = np.flatnonzero(can & (weighted > reject - NEAR_REJECT))  # beyond the point, or near it
     out = [
         Outlier(row_id=prob.fit[prob.res_row[k]].row.row_id, metric=str(prob.res_metric[k]), log_error=float(log_errors[k]), margin=float(weighted[k] - reject))
-        for k in near
+        for k in listed
     ]
     return tuple(sorted(out, key=lambda o: (-o.margin, o.row_id, o.metric))), int(can.sum())
 
