@@ -364,8 +364,9 @@ def _progress_printer(option: str):
 @click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
 @click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=COUNT, default=1, show_default=True, help="Tensor-parallel degree.")
 @click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=COUNT, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
-@click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default="bf16", show_default=True,
-              help="KV-cache format: auto (the checkpoint's dtype, vLLM's default), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), int8, int4; llama.cpp: f16, q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
+@click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default=None,
+              help="KV-cache format: auto (the checkpoint's dtype: the default, as vLLM's, SGLang's and TensorRT-LLM's), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), "
+                   "int8, int4; llama.cpp: f16 (the default, its --cache-type-k/-v), q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
 @click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4 (default: the checkpoint's own).")
 @click.option("--quantization", "-q", "quantization", default=None,
               help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
@@ -424,6 +425,8 @@ def explain_cmd(
 
         model = replace(model, hf_id=served_model_name, notes=tuple(n for n in model.notes if n not in (LOCAL_ID_NOTE, FILE_NAME_ID_NOTE)))
     gpu = catalog.gpu(device, where="--device: ")
+    if kv_dtype is None:
+        kv_dtype = "f16" if engine == "llamacpp" else "auto"
     kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))
     if quantization:
         weight_dtype = weight_dtype_of_quantization(quantization, model)

@@ -39,6 +39,16 @@ def test_seed004_llama2_70b_on_four_gpus():
     assert max_concurrent_sequences(40 * GIB, 256 * 16 * 81_920) == 128
 
 
+def test_kv_dtype_default_is_the_engines_own():
+    # vLLM's, SGLang's and TensorRT-LLM's default KV cache dtype is "auto", the checkpoint's own:
+    # llama-2-70b's config.json has torch_dtype float16, so its default cache is fp16 (it was
+    # bf16 whatever the checkpoint). llama.cpp's --cache-type-k/-v default is f16.
+    for engine in ("vllm", "sglang", "trtllm"):
+        x = _explain("--model", "llama-2-70b", "--device", "A100-80GB", "--tp", "4", "--engine", engine)
+        assert x["kv_dtype"] == "fp16", engine
+    assert _explain("--model", "llama-3.1-8b", "--device", "H100-SXM", "--engine", "llamacpp")["kv_dtype"] == "f16"
+
+
 def test_seed000_shape_on_llama_3_1_8b():
     # seed 000: 128 KiB per token; 512 MiB for a 4,096-token sequence
     x = _explain("--model", "llama-3.1-8b", "--device", "H100-SXM", "--context-tokens", "4096")
