@@ -63,7 +63,7 @@ def evidence_label(d: dict) -> str:
         ttft = "-" if e["ttft_median_ape"] is None else f"{e['ttft_median_ape']:.1f} %"
         tpot = "-" if e["tpot_median_ape"] is None else f"{e['tpot_median_ape']:.1f} %"
         other = ", none of this model's kind" if e.get("basis") == "measured" and e.get("device_architecture_fit_rows") == 0 else ""
-        out.append(f"{basis}, {e['group_label']} {e['group_rows']} rows{other}: {tpot} / {ttft}")
+        out.append(f"{basis}, {e['group_label']} {e['group_rows']} row{'' if e['group_rows'] == 1 else 's'}{other}: {tpot} / {ttft}")
     return "; ".join(out) or "-"
 
 
