@@ -1909,7 +1909,7 @@ def batch_wave(
     wave_s = k * prefill_step + np.maximum(L.osl - 1, 0.0) * t
     own = np.maximum(1.0, k / admitted)  # steps of one prompt's chunks: 1 when a step holds whole prompts
     ttft = (k + own) / 2 * prefill_step + step.request_overhead_s + (waves - 1) / 2 * wave_s
-    elapsed = waves * wave_s + prefill_step
+    elapsed = waves * wave_s
     later = k - own  # K: prefill steps left after the first request's first token
     m = np.maximum(L.osl - 1, 1.0)
     overlap = np.where(later <= m, later / 2, m - m * m / (2 * np.maximum(later, 1e-12)))  # E[min(R, m)], R ~ U[0, K]
