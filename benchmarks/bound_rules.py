@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sizer.catalog import load_catalog  # noqa: E402
+from sizer.errors import SizerError  # noqa: E402
 from sizer.measurements import Resolved, copies, read_csv, resolve, shipped_rows, split_roles  # noqa: E402
 from sizer.validate import bound_latencies_s, bounded_rates_rps, build_setup, roofline_check  # noqa: E402
 
@@ -101,7 +102,10 @@ def main() -> None:
     ap.add_argument("--list", action="store_true", help="every run, one line each")
     args = ap.parse_args()
     catalog = load_catalog(ROOT / "catalogs")
-    runs, roles = bound_runs(catalog, args.measurements)
+    try:
+        runs, roles = bound_runs(catalog, args.measurements)
+    except SizerError as exc:  # a file that is not there or not a measurement table: one line
+        sys.exit(f"error: {exc}")
     recs = apes(runs)
     for r in recs:
         r["role"] = roles.get(r["id"], "score")
