@@ -31,10 +31,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sizer.calibrate import runs_of, shipped_runs  # noqa: E402
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.errors import SizerError  # noqa: E402
-from sizer.measurements import Resolved, copies, read_csv, resolve, shipped_rows, split_roles  # noqa: E402
-from sizer.validate import bound_latencies_s, bounded_rates_rps, build_setup, roofline_check  # noqa: E402
+from sizer.measurements import Resolved, read_csv  # noqa: E402
+from sizer.validate import bound_latencies_s, bounded_rates_rps, build_setup  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,16 +50,12 @@ def bound_runs(catalog, measurements: Path | None) -> tuple[list[Resolved], dict
     """The bound runs of the shipped table (with their fit / score roles) or of a user's file
     (every row a scoring row), resolved and past the roofline check, each run once."""
     if measurements is None:
-        rows = shipped_rows(Path(catalog.root) / "measurements")
-        roles = split_roles(rows)
+        runs = shipped_runs(catalog)
     else:
         rows = read_csv(measurements)
-        roles = {r.row_id: "score" for r in rows}
-    resolved = [x for x in (resolve(r, catalog) for r in rows) if isinstance(x, Resolved)]
-    resolved, _ = roofline_check(resolved)
-    repeated = copies([r.row for r in resolved])
-    runs = [r for r in resolved if r.row.row_id not in repeated and r.latency_bounds_s is not None and r.row.kind == "rate"]
-    return runs, roles
+        runs = runs_of(rows, catalog, {r.row_id: "score" for r in rows})
+    bound = [r for r in runs.resolved if r.row.row_id not in runs.copy_of and r.latency_bounds_s is not None and r.row.kind == "rate"]
+    return bound, runs.roles
 
 
 def apes(runs: list[Resolved]) -> list[dict]:

@@ -752,12 +752,18 @@ class ShippedRuns:
         return [r for r in self.resolved if self.roles[r.row.row_id] == "fit" and r.row.row_id not in self.copy_of]
 
 
+def runs_of(rows, catalog, roles: dict[str, str]) -> ShippedRuns:
+    """Measurement rows resolved against the catalog and past the roofline check, with their roles
+    (row id -> fit / score) and the rows that repeat another's run (ShippedRuns)."""
+    resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, Resolved)]
+    resolved, _ = roofline_check(resolved)
+    return ShippedRuns(resolved=resolved, roles=roles, copy_of=copies([r.row for r in resolved]))
+
+
 def shipped_runs(catalog) -> ShippedRuns:
     """The catalog's measurement table as calibrate_shipped fits it (ShippedRuns)."""
     rows = shipped_rows(Path(catalog.root) / "measurements")
-    resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, Resolved)]
-    resolved, _ = roofline_check(resolved)
-    return ShippedRuns(resolved=resolved, roles=split_roles(rows), copy_of=copies([r.row for r in resolved]))
+    return runs_of(rows, catalog, split_roles(rows))
 
 
 def calibrate_shipped(
