@@ -502,16 +502,24 @@ def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model, ven
     return table.basis(cfg.device, engine.engine, cfg.weight_dtype, architecture_of(model), engine.version, vendor)
 
 
+def step_model_of(workload: Workload, catalog: Catalog, evaluated: list[Evaluated]):
+    """The step model of evaluated candidates, under the factors their rate search used: each
+    candidate's engine release (the one its memory rule used, whose factors are that release's or
+    the nearest measured on the device: efficiency.release_for), not the workload's, which is
+    None unless the workload names one. Every later look at a candidate (its latency at a load,
+    its rate under a model error, the simulator's replica) goes through this, so that none reads
+    a candidate under factors other than those it was sized with."""
+    rows = [(workload.model, catalog.gpu(e.config.device), e.config.layout(), e.config.weight_dtype, e.config.kv_dtype) for e in evaluated]
+    versions = [e.engine.version if e.engine is not None else workload.engine_version for e in evaluated]
+    return build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=versions)
+
+
 def load_point(workload: Workload, catalog: Catalog, evaluated: list[Evaluated], rates_rps: list[float], at_confidence: bool = True) -> LoadPoint:
     """Latency of the given feasible candidates at the given per-replica rates: at the workload's
     slo.confidence, as the candidates were sized (every step k times as long, TTFT at k_ttft of the
     prediction: evidence.confidence_scales), unless `at_confidence` is False (the model's own
     estimate; the same at the default 0.5)."""
-    rows = []
-    for e in evaluated:
-        gpu = catalog.gpu(e.config.device)
-        rows.append((workload.model, gpu, e.config.layout(), e.config.weight_dtype, e.config.kv_dtype))
-    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=[e.engine.version for e in evaluated])
+    step = step_model_of(workload, catalog, evaluated)
     limits = Limits(
         max_concurrency=np.array([e.max_concurrency for e in evaluated], dtype=float),
         max_num_seqs=np.array([e.engine.max_num_seqs for e in evaluated], dtype=float),

@@ -726,15 +726,12 @@ def rates_under(workload, catalog, candidates: list, k_tpot: np.ndarray, k_ttft:
     percentiles (at_p50), the others' as given, in the same search: the demand carries both, each
     candidate's checks of the other's keys scaled by 0 (not checked). Only for a workload whose
     bounds do not already name p50."""
-    from .candidates import demand_of
-    from .efficiency import efficiency_table
-    from .perf import build_step_model
+    from .candidates import demand_of, step_model_of
     from .queueing import Limits, max_rate
 
     if not candidates:
         return np.zeros(0)
-    rows = [(workload.model, catalog.gpu(e.config.device), e.config.layout(), e.config.weight_dtype, e.config.kv_dtype) for e in candidates]
-    step = build_step_model(rows, engine=workload.engine, efficiency=efficiency_table(catalog.root), engine_version=workload.engine_version)
+    step = step_model_of(workload, catalog, candidates)
     k_tpot = np.asarray(k_tpot, dtype=float)
     k_ttft = np.asarray(k_ttft, dtype=float)
     demand = demand if demand is not None else demand_of(workload)

@@ -44,7 +44,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .errors import FieldValueError, InfeasibleError
-from .perf import StepModel, build_step_model
+from .perf import StepModel
 from .queueing import Demand, Limits, evaluate_load
 from .tables import Column, text_table
 from .workload import LengthDist, Workload
@@ -609,21 +609,15 @@ def parse_plan(text: str) -> tuple[str, int, int, str, str]:
 
 def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: int, rate_rps: float) -> ReplicaSpec:
     """The simulator's view of an evaluated candidate (candidates.Evaluated) at a per-replica rate."""
-    from .efficiency import efficiency_table
+    from .candidates import step_model_of
     from .memory import KvFormat, stage_kv
     from .optimize import _launch_command, launch_max_num_seqs
 
     cfg = e.config
-    gpu = catalog.gpu(cfg.device)
     m = e.memory
     kv = KvFormat(*cfg.kv_dtype.split("/", 1)) if "/" in cfg.kv_dtype else KvFormat.of(cfg.kv_dtype)
     skv = stage_kv(workload.model, kv, cfg.tp, cfg.pp)[m.stage]
-    step = build_step_model(
-        [(workload.model, gpu, cfg.tp, cfg.pp, cfg.weight_dtype, cfg.kv_dtype)],
-        engine=workload.engine,
-        efficiency=efficiency_table(catalog.root),
-        engine_version=e.engine.version if e.engine is not None else workload.engine_version,
-    )
+    step = step_model_of(workload, catalog, [e])
     return ReplicaSpec(
         label=cfg.label(),
         device=cfg.device,

@@ -211,6 +211,27 @@ def test_a_stretched_step_model_serves_exactly_one_kth_of_the_rate(catalog, root
         assert np.allclose(got * k, base, rtol=0.02)
 
 
+def test_a_band_at_no_error_is_the_candidates_own_rate(catalog, root):
+    """rates_under with k = 1 is the rate search each candidate was sized by: the same factors
+    (each candidate's engine release, the one its memory rule used: the workload names none), so
+    a band's ends are the point moved by the model's error and nothing else. Before, the band read
+    the unversioned factors: on the shipped workloads 42 of 62 deployments and alternatives had a
+    band centred on another rate (gpt-oss-120b's MI300X tp=2: 1.69 req/s at no error against its
+    5.47, its 80 % band 0.06-2.25 wholly below the point)."""
+    from sizer.candidates import evaluate_candidates
+    from sizer.workload import load_workload
+
+    for name in ("chat-llama-3.1-70b", "agents-gpt-oss-120b"):
+        w = load_workload(root / "workloads" / f"{name}.yaml", catalog)
+        assert w.engine_version is None  # the case that differed: the release is the candidates' own
+        cands = [e for e in evaluate_candidates(w, catalog, prune=False) if e.feasible]
+        assert {"MI300X", "H100-SXM"} <= {e.config.device for e in cands}  # release-specific factors among them
+        got = rates_under(w, catalog, cands, np.ones(len(cands)), np.ones(len(cands)))
+        own = np.array([e.max_rate_rps for e in cands])
+        # both searches stop within their tolerance of the edge (BAND_TOLERANCE 2 %, the plan's 1 %)
+        assert np.allclose(got, own, rtol=0.03), [(e.config.label(), g, o) for e, g, o in zip(cands, got, own) if abs(g - o) > 0.03 * o]
+
+
 # ---------------------------------------------------------------------------------------------
 # the commands
 # ---------------------------------------------------------------------------------------------
