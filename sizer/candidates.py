@@ -249,12 +249,14 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             continue
         kv = KvFormat.of(cfg.kv_dtype)
         settings = policy.settings(gpu, model, cfg.tp, version=workload.engine_version, overrides=overrides, max_model_len=workload.max_model_len)
-        m = policy.breakdown(
-            model, gpu, tp=cfg.tp, pp=cfg.pp, weight_dtype=cfg.weight_dtype, kv=kv, settings=settings, context_tokens=workload.admitted_context_tokens
-        )
-        reason = memory_reason(m, cfg.tp, cfg.pp)
-        adm = None
-        if not reason:
+
+        def memory_at(settings: EngineSettings) -> tuple[MemoryBreakdown, str | None, Admission | None]:
+            m = policy.breakdown(
+                model, gpu, tp=cfg.tp, pp=cfg.pp, weight_dtype=cfg.weight_dtype, kv=kv, settings=settings, context_tokens=workload.admitted_context_tokens
+            )
+            reason = memory_reason(m, cfg.tp, cfg.pp)
+            if reason:
+                return m, reason, None
             adm = admission(
                 m,
                 stage_kv(model, kv, cfg.tp, cfg.pp)[m.stage],
@@ -265,6 +267,12 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             )
             if m.engine == "llamacpp":
                 adm = _cap_admission(adm, m.max_concurrency)
+            return m, None, adm
+
+        m, reason, adm = memory_at(settings)
+        if not reason and m.engine == "vllm":
+            m, settings, adm = _as_launched(memory_at, m, settings, adm)
+        if not reason:
             if adm.max_concurrency < 1:
                 reason = (
                     f"admission ({adm.policy}) holds no sequence at tp={cfg.tp} pp={cfg.pp}"
@@ -500,6 +508,31 @@ def _factors_basis(catalog_root, cfg: Config, engine: EngineSettings, model, ven
         return None
     table = efficiency_table(catalog_root)
     return table.basis(cfg.device, engine.engine, cfg.weight_dtype, architecture_of(model), engine.version, vendor)
+
+
+def _as_launched(memory_at, m: MemoryBreakdown, settings: EngineSettings, adm: Admission) -> tuple[MemoryBreakdown, EngineSettings, Admission]:
+    """The memory of a vLLM candidate as its launch line runs it. The line lowers --max-num-seqs
+    to the sequences the pool holds at the percentile context (optimize.launch_max_num_seqs), and
+    vLLM's profiling pass samples that many rows of logits (gpu_model_runner._dummy_sampler_run;
+    engines.VllmPolicy.activation_bytes): fewer rows, a smaller peak, a larger pool, which may hold
+    a sequence or two more. So the cap and the pool are settled together: the largest cap S the
+    pool profiled at S still holds (S <= its concurrency; the concurrency only falls as S rises,
+    so a few steps up from the first cap find it). Before, the plan reported the pool profiled at
+    the engine's default of 1024 sequences, which the launch line does not run: Llama-3.1-70B FP8
+    on two H100s, 437,408 tokens where `vllm serve` with the plan's --max-num-seqs 60 logs 446,144
+    (`sizer explain` with the same flags). `memory_at(settings)` is (breakdown, reason, admission)."""
+    cap = settings.max_num_seqs
+    seqs = min(cap, int(adm.max_concurrency))
+    for _ in range(8):  # two or three steps in practice: each step moves the cap by a sequence or two
+        if seqs < 1 or seqs == settings.max_num_seqs:
+            break
+        trial = replace(settings, max_num_seqs=seqs)
+        tm, reason, tadm = memory_at(trial)
+        if reason or tadm.max_concurrency < seqs:  # this cap would admit more than its own pool holds
+            break
+        m, settings, adm = tm, trial, tadm
+        seqs = min(cap, int(adm.max_concurrency))
+    return m, settings, adm
 
 
 def step_model_of(workload: Workload, catalog: Catalog, evaluated: list[Evaluated]):

@@ -198,6 +198,37 @@ def test_the_plan_launches_a_max_model_len_that_admits_the_workload(catalog, roo
     assert d["workload"]["max_model_len"] == w.max_model_len and d["workload"]["refused_fraction"] == pytest.approx(1e-4, rel=0.05)
 
 
+@pytest.mark.parametrize("name", ["chat-llama-3.1-70b", "agents-gpt-oss-120b"])
+def test_the_plan_reports_the_pool_its_launch_line_gets(catalog, root, name):
+    """Each vLLM launch line of a plan (its deployments and every device's best), its flags pasted
+    into `sizer explain`, gives the pool the plan reports. vLLM's profiling pass samples
+    --max-num-seqs rows of logits, and the launch line lowers that cap to what the pool holds, so
+    the plan's pool is the one profiled at the launch line's cap (candidates._as_launched). Before,
+    it was the pool at the default 1,024 sequences: 58 of the shipped workloads' 62 launch lines
+    would log a larger pool than the plan said (chat's H100-SXM tp=2, 446,144 tokens against
+    437,408)."""
+    import shlex
+
+    from sizer.optimize import solve
+    from sizer.report import plan_to_dict
+
+    d = plan_to_dict(solve(load_workload(root / "workloads" / f"{name}.yaml", catalog), catalog))
+    takes = ("--tensor-parallel-size", "--pipeline-parallel-size", "--quantization", "--kv-cache-dtype", "--max-model-len",
+             "--max-num-seqs", "--max-num-batched-tokens", "--gpu-memory-utilization", "--block-size")
+    rows = d["deployments"] + d["alternatives"]
+    assert len(rows) >= 4
+    lowered = 0
+    for x in rows:
+        argv = shlex.split(x["launch_command"].split("&&")[-1])
+        assert argv[:2] == ["vllm", "serve"]
+        flags = [a for i, a in enumerate(argv) if (a in takes) or (i > 0 and argv[i - 1] in takes)]
+        got = _explain_json("--model", argv[2], "--device", x["device"], *flags)
+        assert (got["kv_tokens"], got["kv_pool_bytes_per_gpu"]) == (x["kv_tokens"], x["kv_pool_bytes_per_gpu"]), x["launch_command"]
+        assert x["max_concurrency"] >= got["max_num_seqs"]  # the cap it launches is one its own pool holds
+        lowered += got["max_num_seqs"] < 1024
+    assert lowered >= 2  # the case the rule is for: caps below vLLM's default
+
+
 def test_vllm_refuses_to_start_when_the_pool_cannot_hold_one_max_model_len_request(catalog, tmp_path):
     """vLLM's check_enough_kv_cache_memory: a candidate whose pool holds fewer than one
     max_model_len request is rejected, in numbers."""
