@@ -126,6 +126,9 @@ def parallelism_reason(model: ModelArch, gpu: Gpu, tp: int, pp: int) -> str | No
 
 
 def format_reason(model: ModelArch, gpu: Gpu, kv_dtype: str, weight_dtype: str, engine: str = "vllm") -> str | None:
+    device = engine_policy(engine).device_reason(gpu)
+    if device:
+        return device
     need = REQUIRES_NATIVE.get(weight_dtype)
     if need and not gpu.supports(need):
         return f"{gpu.name} has no {need.upper()} tensor cores ({need}_dense_tflops absent in the catalog): {weight_dtype} weights unsupported"

@@ -94,6 +94,7 @@ class EnginePolicy:
     fraction_name = ""
     default_version = ""
     kv_formats: tuple[str, ...] = ()
+    vendors: tuple[str, ...] | None = None  # GPU vendors (gpus.yaml `vendor`) the engine runs on; None: every one in the catalog
     modelled_releases: tuple[str, str] | None = None  # (oldest, newest) release whose rules were read; None: not by release
     # Budget tokens one decoding sequence takes in a step's token budget (max_num_batched_tokens):
     # vLLM's V1 scheduler takes each running request's new tokens from token_budget, TensorRT-LLM's
@@ -111,6 +112,12 @@ class EnginePolicy:
             return f"{self.label} {version} is newer than the newest release whose memory rules sizer read ({newest}): {newest}'s rules are used"
         if v < _version_tuple(oldest):
             return f"{self.label} {version} is older than the oldest release whose memory rules sizer read ({oldest}): {oldest}'s rules are used"
+        return None
+
+    def device_reason(self, gpu: Gpu) -> str | None:
+        """Why the engine cannot run on the device at all (None: it can)."""
+        if self.vendors is not None and gpu.vendor not in self.vendors:
+            return f"{self.label} runs on {' and '.join(v.upper() for v in self.vendors)} GPUs only; {gpu.name} is {gpu.vendor.upper()}'s"
         return None
 
     def kv_reason(self, gpu: Gpu, kv: KvFormat) -> str | None:
@@ -884,6 +891,10 @@ class TrtllmPolicy(EnginePolicy):
     default_version = "1.0"
     # KvCacheConfig dtype: auto, fp8, int8 (and nvfp4 on Blackwell)
     kv_formats = ("bf16", "fp16", "fp8", "int8")
+    # "TensorRT LLM supports the full spectrum of NVIDIA GPU architectures: Blackwell ..., Hopper
+    # ..., Ada Lovelace ..., Ampere: A100" (nvidia.github.io/TensorRT-LLM/supported-hardware.html):
+    # CUDA kernels, no ROCm build. Before, a TensorRT-LLM workload could be planned on MI300X
+    vendors = ("nvidia",)
     INIT_BYTES = 0.6 * GIB  # CUDA context and runtime workspace (cuBLAS, NCCL) before the KV pool
 
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):

@@ -159,6 +159,9 @@ def explain_config(
     requested_kv = kv_dtype
     kv_dtype = resolve_kv_dtype(kv_dtype, model) if engine != "llamacpp" else kv_dtype
     kv = KvFormat.of(kv_dtype)
+    problem = policy.device_reason(gpu)
+    if problem:
+        raise FieldValueError(f"--engine {engine}: {problem}")
     problem = policy.kv_reason(gpu, kv)
     if problem:
         raise FieldValueError(f"--kv-dtype: {problem}")

@@ -424,3 +424,34 @@ def test_the_tensorrt_llm_line_sets_an_fp8_kv_cache_through_a_yaml_file_it_write
     assert shlex.split(serve)[-2:] == ["--extra_llm_api_options", "kv_cache_fp8.yaml"]
     bf16_kv = explain_config(catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM"), tp=4, kv_dtype="bf16", weight_dtype="bf16", context_tokens=8192, engine="trtllm")
     assert "extra_llm_api_options" not in bf16_kv.launch_command and "&&" not in bf16_kv.launch_command
+
+
+def test_tensorrt_llm_is_planned_on_nvidia_gpus_only(catalog, tmp_path):
+    """TensorRT-LLM has CUDA kernels and no ROCm build ("supports the full spectrum of NVIDIA GPU
+    architectures", nvidia.github.io/TensorRT-LLM/supported-hardware.html). Before, chat's
+    workload with `engine: trtllm` planned 1 x MI300X tp=1 and printed a trtllm-serve line for it.
+    vLLM, SGLang and llama.cpp build for ROCm and stay planned on AMD devices."""
+    from sizer.candidates import evaluate_candidates
+    from sizer.errors import FieldValueError
+    from sizer.explain import explain_config
+    from sizer.workload import load_workload
+
+    base = {
+        "name": "t", "model": "llama-3.1-70b",
+        "traffic": {"requests_per_s": 4, "prompt_tokens": {"p50": 1000, "p99": 3000}, "output_tokens": {"p50": 200, "p99": 600}},
+        "slo": {"ttft_s": {"p99": 2.0}, "tpot_s": {"p99": 0.06}},
+        "search": {"devices": ["MI300X", "H100-SXM"], "tp": [1, 2], "pp": [1], "kv_dtypes": ["fp8"], "weight_dtypes": ["fp8"]},
+    }
+    for engine, amd_ok in (("trtllm", False), ("vllm", True), ("sglang", True)):
+        w = load_workload({**base, "engine": engine}, catalog)
+        by_device = {}
+        for e in evaluate_candidates(w, catalog):
+            by_device.setdefault(e.config.device, []).append(e)
+        assert any(e.feasible for e in by_device["H100-SXM"]), engine
+        amd = by_device["MI300X"]
+        if amd_ok:
+            assert all(e.stage != "format" or "runs on" not in (e.reason or "") for e in amd), engine
+        else:
+            assert all(e.stage == "format" and e.reason == "TensorRT-LLM runs on NVIDIA GPUs only; MI300X is AMD's" for e in amd)
+    with pytest.raises(FieldValueError, match="--engine trtllm: TensorRT-LLM runs on NVIDIA GPUs only"):
+        explain_config(catalog.model("llama-3.1-70b"), catalog.gpu("MI300X"), engine="trtllm")
