@@ -519,23 +519,34 @@ def _as_launched(memory_at, m: MemoryBreakdown, settings: EngineSettings, adm: A
     vLLM's profiling pass samples that many rows of logits (gpu_model_runner._dummy_sampler_run;
     engines.VllmPolicy.activation_bytes): fewer rows, a smaller peak, a larger pool, which may hold
     a sequence or two more. So the cap and the pool are settled together: the largest cap S the
-    pool profiled at S still holds (S <= its concurrency; the concurrency only falls as S rises,
-    so a few steps up from the first cap find it). Before, the plan reported the pool profiled at
+    pool profiled at S still holds (S <= its concurrency C(S); C only falls as S rises, so the caps
+    that hold are 1 .. S*, and S* lies between the first cap, min(default, C(default)), and its
+    own C: a bisection finds it). Before, the plan reported the pool profiled at
     the engine's default of 1024 sequences, which the launch line does not run: Llama-3.1-70B FP8
     on two H100s, 437,408 tokens where `vllm serve` with the plan's --max-num-seqs 60 logs 446,144
     (`sizer explain` with the same flags). `memory_at(settings)` is (breakdown, reason, admission)."""
     cap = settings.max_num_seqs
-    seqs = min(cap, int(adm.max_concurrency))
-    for _ in range(8):  # two or three steps in practice: each step moves the cap by a sequence or two
-        if seqs < 1 or seqs == settings.max_num_seqs:
-            break
+    lo = min(cap, int(adm.max_concurrency))
+    if lo < 1 or lo == cap:  # holds nothing, or the default cap itself holds: the line runs the default
+        return m, settings, adm
+
+    def at(seqs: int):
         trial = replace(settings, max_num_seqs=seqs)
         tm, reason, tadm = memory_at(trial)
-        if reason or tadm.max_concurrency < seqs:  # this cap would admit more than its own pool holds
-            break
-        m, settings, adm = tm, trial, tadm
-        seqs = min(cap, int(adm.max_concurrency))
-    return m, settings, adm
+        return (tm, trial, tadm) if not reason and tadm.max_concurrency >= seqs else None
+
+    best = at(lo)  # holds: a cap below the default only shrinks the profiling peak
+    if best is None:
+        return m, settings, adm
+    hi = min(cap, int(best[2].max_concurrency))
+    while lo < hi:  # invariant: lo holds, every cap above hi does not
+        mid = (lo + hi + 1) // 2
+        got = at(mid)
+        if got is None:
+            hi = mid - 1
+        else:
+            lo, best = mid, got
+    return best
 
 
 def step_model_of(workload: Workload, catalog: Catalog, evaluated: list[Evaluated]):
