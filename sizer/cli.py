@@ -359,8 +359,64 @@ def _progress_printer(option: str):
     return show
 
 
-@cli.command("explain", short_help="One configuration's memory per GPU, line by line (vLLM's flags).", epilog=EXIT_CODES_HELP)
-@click.option("--model", "model_spec", required=True, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder).")
+# Other engines' spellings of explain's options, so that an SGLang or TensorRT-LLM launch line's
+# flags paste as they are too: (flag, the engine whose spelling it is, the option it stands for,
+# its type). Each has an option of its own, so that one given with another --engine is an error,
+# not the other engine's rule read silently under this one's flag.
+_ENGINE_SPELLINGS = (
+    ("--model-path", "sglang", "model_spec", str),
+    ("--tp-size", "sglang", "tp", "count"),
+    ("--pp-size", "sglang", "pp", "count"),
+    ("--context-length", "sglang", "max_model_len", "count"),
+    ("--page-size", "sglang", "block_size", "count"),
+    ("--chunked-prefill-size", "sglang", "max_num_batched_tokens", "count"),
+    ("--tp_size", "trtllm", "tp", "count"),
+    ("--pp_size", "trtllm", "pp", "count"),
+    ("--max_batch_size", "trtllm", "max_num_seqs", "count"),
+    ("--max_num_tokens", "trtllm", "max_num_batched_tokens", "count"),
+    ("--max_seq_len", "trtllm", "max_model_len", "count"),
+    ("--kv_cache_free_gpu_memory_fraction", "trtllm", "memory_fraction", float),
+)
+_ENGINE_LABELS = {"sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+
+def _spelling_dest(flag: str, engine: str) -> str:
+    return f"spelled_{engine}_" + flag.lstrip("-").replace("-", "_")  # --tp-size and --tp_size apart
+
+
+def _engine_spellings(f):
+    for flag, engine, canonical, kind in reversed(_ENGINE_SPELLINGS):
+        f = click.option(
+            flag,
+            _spelling_dest(flag, engine),
+            type=COUNT if kind == "count" else kind,
+            default=None,
+            hidden=True,  # listed together in the command's help instead
+        )(f)
+    return f
+
+
+def _apply_spellings(params: dict, engine: str) -> dict:
+    """explain's parameters with the engine spellings given folded into the options they stand
+    for: a UsageError for a spelling of another engine than --engine's, or one that contradicts
+    the same option given in vLLM's spelling."""
+    out = {k: v for k, v in params.items() if not k.startswith("spelled_")}
+    for flag, spelled_engine, canonical, _ in _ENGINE_SPELLINGS:
+        value = params.get(_spelling_dest(flag, spelled_engine))
+        if value is None:
+            continue
+        if spelled_engine != engine:
+            raise click.UsageError(f"{flag} is {_ENGINE_LABELS[spelled_engine]}'s spelling: add --engine {spelled_engine} (or use sizer's own option)")
+        given = out.get(canonical)
+        default = {"tp": 1, "pp": 1}.get(canonical)
+        if given is not None and given != default and given != value:
+            raise click.UsageError(f"{flag} {value} contradicts the same option given as {given}")
+        out[canonical] = value
+    return out
+
+
+@cli.command("explain", short_help="One configuration's memory per GPU, line by line (launch-line flags).", epilog=EXIT_CODES_HELP)
+@click.option("--model", "model_spec", default=None, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder). Required (SGLang's --model-path stands for it).")
 @click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
 @click.option("--tp", "--tensor-parallel-size", "-tp", "tp", type=COUNT, default=1, show_default=True, help="Tensor-parallel degree.")
 @click.option("--pp", "--pipeline-parallel-size", "-pp", "pp", type=COUNT, default=1, show_default=True, help="Pipeline-parallel degree (llama.cpp: layer split).")
@@ -386,12 +442,18 @@ def _progress_printer(option: str):
 @click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
               help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
                    "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
+@click.option("--backend", "trtllm_backend", type=click.Choice(["pytorch"]), default=None,
+              help="TensorRT-LLM: trtllm-serve's --backend; sizer's rule is the PyTorch backend's (the only one accepted).")
+@click.option("--extra_llm_api_options", "--extra-llm-api-options", "trtllm_options", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TensorRT-LLM: the YAML file trtllm-serve's --extra_llm_api_options names; its kv_cache_config (dtype, "
+                   "free_gpu_memory_fraction, tokens_per_block) is read, other keys are named in a warning.")
+@_engine_spellings
 @_output_options
 @_catalog_option
 def explain_cmd(
     model_spec, device, tp, pp, kv_dtype, weight_dtype, quantization, engine, engine_version, context_tokens, max_model_len, memory_fraction,
     block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, flashinfer_installed,
-    fmt, output, catalog_dir,
+    trtllm_backend, trtllm_options, fmt, output, catalog_dir, **spelled,
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule.
 
@@ -400,6 +462,12 @@ def explain_cmd(
       --tensor-parallel-size (-tp), --pipeline-parallel-size (-pp), --kv-cache-dtype,
       --quantization (-q), --max-num-seqs, --max-model-len, --max-num-batched-tokens,
       --gpu-memory-utilization, --block-size, --served-model-name
+    and, with --engine sglang, SGLang's: --model-path, --tp(-size), --pp-size,
+      --context-length, --mem-fraction-static, --max-running-requests,
+      --chunked-prefill-size, --page-size, --kv-cache-dtype fp8_e4m3, --quantization
+    and, with --engine trtllm, trtllm-serve's: --tp_size, --pp_size, --max_batch_size,
+      --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction, --backend pytorch,
+      --extra_llm_api_options FILE
 
     \b
     Examples:
@@ -408,7 +476,31 @@ def explain_cmd(
           --tensor-parallel-size 1 --kv-cache-dtype fp8 --max-model-len 32768
       sizer explain --model ./my-model/config.json --device "AMD Instinct MI300X" --quantization fp8
     """
-    from .explain import explain_config, weight_dtype_of_quantization
+    from .explain import explain_config, trtllm_api_options, weight_dtype_of_quantization
+
+    folded = _apply_spellings(
+        {"model_spec": model_spec, "tp": tp, "pp": pp, "max_model_len": max_model_len, "block_size": block_size,
+         "max_num_batched_tokens": max_num_batched_tokens, "max_num_seqs": max_num_seqs, "memory_fraction": memory_fraction, **spelled},
+        engine,
+    )
+    model_spec, tp, pp, max_model_len, block_size = (folded[k] for k in ("model_spec", "tp", "pp", "max_model_len", "block_size"))
+    max_num_batched_tokens, max_num_seqs, memory_fraction = (folded[k] for k in ("max_num_batched_tokens", "max_num_seqs", "memory_fraction"))
+    if model_spec is None:
+        raise click.UsageError("Missing option '--model' (or SGLang's '--model-path').")
+    if (trtllm_backend or trtllm_options) and engine != "trtllm":
+        raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")
+    option_warnings: list[str] = []
+    if trtllm_options is not None:
+        opts = trtllm_api_options(trtllm_options)
+        for name, flag, current in (("kv_dtype", "--kv-cache-dtype", kv_dtype), ("memory_fraction", "--kv_cache_free_gpu_memory_fraction", memory_fraction),
+                                    ("block_size", "--block-size", block_size)):
+            value = opts.get(name)
+            if value is not None and current is not None and value != current:
+                raise click.UsageError(f"{trtllm_options}: kv_cache_config gives {value} where {flag} gives {current}")
+        kv_dtype = opts.get("kv_dtype") if opts.get("kv_dtype") is not None else kv_dtype
+        memory_fraction = opts.get("memory_fraction") if opts.get("memory_fraction") is not None else memory_fraction
+        block_size = opts.get("block_size") if opts.get("block_size") is not None else block_size
+        option_warnings = list(opts["warnings"])
 
     if weight_dtype and quantization:
         raise click.UsageError("give --weight-dtype or --quantization, not both")
@@ -450,6 +542,10 @@ def explain_cmd(
         shared_prefix_tokens=shared_prefix_tokens,
         flashinfer_installed=flashinfer_installed,
     )
+    if option_warnings:
+        from dataclasses import replace
+
+        x = replace(x, warnings=(*x.warnings, *option_warnings))
     _warn(x.warnings)
     _emit(render_explanation(x, fmt), output)
 

@@ -896,6 +896,7 @@ class TrtllmPolicy(EnginePolicy):
     # CUDA kernels, no ROCm build. Before, a TensorRT-LLM workload could be planned on MI300X
     vendors = ("nvidia",)
     INIT_BYTES = 0.6 * GIB  # CUDA context and runtime workspace (cuBLAS, NCCL) before the KV pool
+    DEFAULT_TOKENS_PER_BLOCK = 32  # KvCacheConfig.tokens_per_block
 
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
         # tensorrt_llm/llmapi/llm_args.py: KvCacheConfig.free_gpu_memory_fraction 0.9,
@@ -905,7 +906,7 @@ class TrtllmPolicy(EnginePolicy):
             version=version or self.default_version,
             max_model_len=max_model_len,
             memory_fraction=0.9,
-            block_size_tokens=32,
+            block_size_tokens=self.DEFAULT_TOKENS_PER_BLOCK,
             max_num_seqs=2048,
             max_num_batched_tokens=8192,
         )
@@ -941,12 +942,19 @@ class TrtllmPolicy(EnginePolicy):
             "--kv_cache_free_gpu_memory_fraction",
             f"{settings.memory_fraction:g}",
         ]
-        options = ""
+        # trtllm-serve has no KV-dtype or block-size flag: --extra_llm_api_options takes a YAML file
+        # of LLM API arguments (KvCacheConfig.dtype, .tokens_per_block, default 32), which the line
+        # writes first; without the block size there, a plan sized on the workload's 16-token blocks
+        # ran on 32-token ones (A100 tp=8: 1,438,208 tokens logged against the plan's 1,438,224)
+        config = []
         if kv.k in ("fp8", "int8"):
-            # trtllm-serve has no KV-dtype flag: --extra_llm_api_options takes a YAML file of LLM API
-            # arguments (KvCacheConfig.dtype), which the line writes first
-            name = f"kv_cache_{kv.k}.yaml"
-            options = f"echo {shlex.quote(f'kv_cache_config: {{dtype: {kv.k}}}')} > {name} && "
+            config.append(f"dtype: {kv.k}")
+        if settings.block_size_tokens != self.DEFAULT_TOKENS_PER_BLOCK:
+            config.append(f"tokens_per_block: {settings.block_size_tokens}")
+        options = ""
+        if config:
+            name = f"kv_cache_{kv.k}.yaml" if kv.k in ("fp8", "int8") else "kv_cache_config.yaml"
+            options = f"echo {shlex.quote('kv_cache_config: {' + ', '.join(config) + '}')} > {name} && "
             args += ["--extra_llm_api_options", name]
         return options + shlex.join(args) + self.checkpoint_note(model, weight_dtype)
 

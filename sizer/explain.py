@@ -73,6 +73,57 @@ def weight_dtype_of_quantization(method: str, model: ModelArch) -> str:
     return QUANTIZATION_WEIGHTS[key] or model.native_weight_dtype
 
 
+# trtllm-serve's --extra_llm_api_options file: the LLM API arguments its memory rule reads
+# (tensorrt_llm/llmapi/llm_args.py KvCacheConfig: dtype, free_gpu_memory_fraction, tokens_per_block)
+_KV_CACHE_CONFIG_READ = {"dtype": "kv_dtype", "free_gpu_memory_fraction": "memory_fraction", "tokens_per_block": "block_size"}
+
+
+def trtllm_api_options(path) -> dict:
+    """What sizer's TensorRT-LLM rule reads from an --extra_llm_api_options YAML file:
+    {"kv_dtype", "memory_fraction", "block_size"} (None where the file does not set them) and
+    "warnings" naming every key it does not read (nothing in the file is dropped silently). A
+    file that is not a mapping, or a value of the wrong type, is a one-line error naming the
+    file and the field."""
+    from .errors import FieldTypeError
+    from .schema import read_document
+
+    label = f"--extra_llm_api_options {path}"
+    doc = read_document(path, label)
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise FieldTypeError(f"{label}: expected a mapping of LLM API arguments (such as kv_cache_config: {{dtype: fp8}}), got {type(doc).__name__}")
+    out: dict = {"kv_dtype": None, "memory_fraction": None, "block_size": None}
+    unread = [str(k) for k in doc if k != "kv_cache_config"]
+    kv = doc.get("kv_cache_config")
+    if kv is not None:
+        if not isinstance(kv, dict):
+            raise FieldTypeError(f"{label}: kv_cache_config: expected a mapping, got {type(kv).__name__}")
+        unread += [f"kv_cache_config.{k}" for k in kv if k not in _KV_CACHE_CONFIG_READ]
+        dtype = kv.get("dtype")
+        if dtype is not None:
+            if not isinstance(dtype, str):
+                raise FieldTypeError(f"{label}: kv_cache_config.dtype: expected a string such as fp8 or auto, got {dtype!r}")
+            out["kv_dtype"] = dtype
+        fraction = kv.get("free_gpu_memory_fraction")
+        if fraction is not None:
+            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+                raise FieldTypeError(f"{label}: kv_cache_config.free_gpu_memory_fraction: expected a number, got {fraction!r}")
+            if not 0 < fraction <= 1:
+                raise FieldValueError(f"{label}: kv_cache_config.free_gpu_memory_fraction: expected a number > 0 and <= 1, got {fraction:g}")
+            out["memory_fraction"] = float(fraction)
+        block = kv.get("tokens_per_block")
+        if block is not None:
+            if isinstance(block, bool) or not isinstance(block, int):
+                raise FieldTypeError(f"{label}: kv_cache_config.tokens_per_block: expected an integer, got {block!r}")
+            if block < 1:
+                raise FieldValueError(f"{label}: kv_cache_config.tokens_per_block: expected an integer >= 1, got {block}")
+            out["block_size"] = block
+    out["warnings"] = (f"{label}: {', '.join(unread)} not read: sizer's TensorRT-LLM memory rule reads kv_cache_config's dtype, "
+                       "free_gpu_memory_fraction and tokens_per_block",) if unread else ()
+    return out
+
+
 def _gib(x: float) -> str:
     return f"{x / GIB:,.2f} GiB"
 

@@ -239,6 +239,59 @@ def test_the_plan_reports_the_pool_its_launch_line_gets(catalog, root, name):
     assert lowered >= 2  # the case the rule is for: caps below vLLM's default
 
 
+@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
+def test_sglang_and_trtllm_launch_lines_paste_into_explain(catalog, root, tmp_path, monkeypatch, engine):
+    """An SGLang or TensorRT-LLM plan's launch lines paste into `sizer explain --engine E` as they
+    are printed (SGLang's --model-path, --context-length, --page-size, --chunked-prefill-size ...;
+    trtllm-serve's --tp_size, --max_batch_size, --max_seq_len, --extra_llm_api_options with the
+    file the line writes first) and give the pool the plan reports. A TensorRT-LLM line serves the
+    checkpoint it names, so its weight format is given as the plan's (the line's note says so)."""
+    import re
+    import shlex
+
+    import yaml
+
+    from sizer.optimize import solve
+    from sizer.report import plan_to_dict
+
+    raw = yaml.safe_load((root / "workloads" / "chat-llama-3.1-70b.yaml").read_text())
+    raw["engine"] = engine
+    del raw["memory"]["gpu_memory_utilization"]  # vLLM's; each engine's own default applies
+    d = plan_to_dict(solve(load_workload(raw, catalog), catalog))
+    monkeypatch.chdir(tmp_path)
+    rows = d["deployments"] + d["alternatives"]
+    assert len(rows) >= 4
+    for x in rows:
+        line = x["launch_command"].split("  # ")[0]
+        if "&&" in line:  # trtllm-serve's options file, written first
+            echo, line = line.split("&&")
+            content, name = re.fullmatch(r"\s*echo '(.*)' > (\S+)\s*", echo).groups()
+            (tmp_path / name).write_text(content)
+        argv = shlex.split(line)
+        if engine == "sglang":
+            assert argv[:4] == ["python3", "-m", "sglang.launch_server", "--model-path"]
+            args = argv[3:]
+        else:
+            assert argv[0] == "trtllm-serve"
+            args = ["--model", argv[1], *argv[2:], "--weight-dtype", x["weight_dtype"]]
+        got = _explain_json("--engine", engine, "--device", x["device"], *args)
+        assert (got["kv_tokens"], got["kv_pool_bytes_per_gpu"]) == (x["kv_tokens"], x["kv_pool_bytes_per_gpu"]), x["launch_command"]
+
+
+def test_other_engines_spellings_are_refused_under_another_engine():
+    """An SGLang or trtllm-serve spelling given under another --engine is an error, not that flag
+    read under the other engine's rule; so is one contradicting the same option in vLLM's spelling."""
+    for args, message in (
+        (["--context-length", "8192"], "--context-length is SGLang's spelling: add --engine sglang"),
+        (["--max_batch_size", "64"], "--max_batch_size is TensorRT-LLM's spelling: add --engine trtllm"),
+        (["--engine", "sglang", "--max_batch_size", "64"], "--max_batch_size is TensorRT-LLM's spelling"),
+        (["--engine", "trtllm", "--tp", "4", "--tp_size", "2"], "--tp_size 2 contradicts the same option given as 4"),
+        (["--backend", "pytorch"], "--backend is trtllm-serve's: add --engine trtllm"),
+    ):
+        result = CliRunner().invoke(cli, ["explain", "--model", "llama-3.1-70b", "--device", "H100-SXM", *args])
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+
+
 def test_vllm_refuses_to_start_when_the_pool_cannot_hold_one_max_model_len_request(catalog, tmp_path):
     """vLLM's check_enough_kv_cache_memory: a candidate whose pool holds fewer than one
     max_model_len request is rejected, in numbers."""
