@@ -396,10 +396,10 @@ def _engine_spellings(f):
     return f
 
 
-def _apply_spellings(params: dict, engine: str) -> dict:
+def _apply_spellings(params: dict, engine: str, given: set[str]) -> dict:
     """explain's parameters with the engine spellings given folded into the options they stand
     for: a UsageError for a spelling of another engine than --engine's, or one that contradicts
-    the same option given in vLLM's spelling."""
+    the same option given in vLLM's spelling (`given`: the parameters set on the command line)."""
     out = {k: v for k, v in params.items() if not k.startswith("spelled_")}
     for flag, spelled_engine, canonical, _ in _ENGINE_SPELLINGS:
         value = params.get(_spelling_dest(flag, spelled_engine))
@@ -407,11 +407,10 @@ def _apply_spellings(params: dict, engine: str) -> dict:
             continue
         if spelled_engine != engine:
             raise click.UsageError(f"{flag} is {_ENGINE_LABELS[spelled_engine]}'s spelling: add --engine {spelled_engine} (or use sizer's own option)")
-        given = out.get(canonical)
-        default = {"tp": 1, "pp": 1}.get(canonical)
-        if given is not None and given != default and given != value:
-            raise click.UsageError(f"{flag} {value} contradicts the same option given as {given}")
+        if canonical in given and out.get(canonical) != value:
+            raise click.UsageError(f"{flag} {value} contradicts the same option given as {out.get(canonical)}")
         out[canonical] = value
+        given.add(canonical)  # two spellings of one option must agree too
     return out
 
 
@@ -478,10 +477,12 @@ def explain_cmd(
     """
     from .explain import explain_config, trtllm_api_options, weight_dtype_of_quantization
 
+    ctx = click.get_current_context()
     folded = _apply_spellings(
         {"model_spec": model_spec, "tp": tp, "pp": pp, "max_model_len": max_model_len, "block_size": block_size,
          "max_num_batched_tokens": max_num_batched_tokens, "max_num_seqs": max_num_seqs, "memory_fraction": memory_fraction, **spelled},
         engine,
+        {name for name in ctx.params if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE},
     )
     model_spec, tp, pp, max_model_len, block_size = (folded[k] for k in ("model_spec", "tp", "pp", "max_model_len", "block_size"))
     max_num_batched_tokens, max_num_seqs, memory_fraction = (folded[k] for k in ("max_num_batched_tokens", "max_num_seqs", "memory_fraction"))
@@ -495,7 +496,8 @@ def explain_cmd(
         for name, flag, current in (("kv_dtype", "--kv-cache-dtype", kv_dtype), ("memory_fraction", "--kv_cache_free_gpu_memory_fraction", memory_fraction),
                                     ("block_size", "--block-size", block_size)):
             value = opts.get(name)
-            if value is not None and current is not None and value != current:
+            same = (normalise_dtype(str(value)) == normalise_dtype(str(current))) if name == "kv_dtype" else value == current
+            if value is not None and current is not None and not same:
                 raise click.UsageError(f"{trtllm_options}: kv_cache_config gives {value} where {flag} gives {current}")
         kv_dtype = opts.get("kv_dtype") if opts.get("kv_dtype") is not None else kv_dtype
         memory_fraction = opts.get("memory_fraction") if opts.get("memory_fraction") is not None else memory_fraction

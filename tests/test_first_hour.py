@@ -286,6 +286,8 @@ def test_other_engines_spellings_are_refused_under_another_engine():
         (["--max_batch_size", "64"], "--max_batch_size is TensorRT-LLM's spelling: add --engine trtllm"),
         (["--engine", "sglang", "--max_batch_size", "64"], "--max_batch_size is TensorRT-LLM's spelling"),
         (["--engine", "trtllm", "--tp", "4", "--tp_size", "2"], "--tp_size 2 contradicts the same option given as 4"),
+        (["--engine", "trtllm", "--tp", "1", "--tp_size", "2"], "--tp_size 2 contradicts the same option given as 1"),  # 1 given, not the default
+        (["--engine", "sglang", "--tp", "2", "--tp-size", "4"], "--tp-size 4 contradicts the same option given as 2"),
         (["--backend", "pytorch"], "--backend is trtllm-serve's: add --engine trtllm"),
     ):
         result = CliRunner().invoke(cli, ["explain", "--model", "llama-3.1-70b", "--device", "H100-SXM", *args])
