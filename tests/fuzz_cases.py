@@ -558,9 +558,18 @@ def flags_case(rng: random.Random) -> Case:
         for flag, good in [("--tp", ["1", "2", "8"]), ("--pp", ["1", "2"]), ("--kv-dtype", ["bf16", "fp8", "int4"]), ("--context-tokens", ["128", "8192", "131072"]),
                            ("--gpu-memory-utilization", ["0.5", "0.9"]), ("--block-size", ["1", "16", "32"]), ("--max-num-seqs", ["1", "256"]), ("--engine", ["vllm", "sglang", "trtllm", "llamacpp"]),
                            ("--speculative-tokens", ["0", "4"]), ("--shared-prefix-tokens", ["0", "1000"]), ("--weight-dtype", ["bf16", "fp8", "int4"]), ("--max-model-len", ["4096", "100"]),
-                           ("--engine-version", ["0.11.0", "0.19", "0.5.5", "9.9"]), ("--kv-cache-dtype", ["auto", "fp8_e4m3", "fp8"]), ("--quantization", ["fp8", "awq", "none"])]:
-            if rng.random() < 0.25:
+                           ("--engine-version", ["0.11.0", "0.19", "0.5.5", "9.9"]), ("--kv-cache-dtype", ["auto", "fp8_e4m3", "fp8"]), ("--quantization", ["fp8", "awq", "none"]),
+                           # SGLang's and trtllm-serve's spellings (refused under another --engine)
+                           ("--context-length", ["4096", "100"]), ("--page-size", ["1", "16"]), ("--chunked-prefill-size", ["8192"]), ("--tp-size", ["2"]),
+                           ("--tp_size", ["1", "2"]), ("--max_batch_size", ["64"]), ("--max_seq_len", ["8192"]), ("--kv_cache_free_gpu_memory_fraction", ["0.9", "1.5"]),
+                           ("--backend", ["pytorch", "tensorrt"]), ("--extra_llm_api_options", ["{dir}/o.yaml", "{dir}/missing.yaml"])]:
+            if rng.random() < (0.25 if not flag.startswith(("--context-length", "--page-size", "--chunked", "--tp-size", "--tp_", "--max_", "--kv_cache", "--backend", "--extra")) else 0.08):
                 argv += [flag, _flag_value(rng, good)]
+        files["o.yaml"] = rng.choice([
+            "kv_cache_config: {dtype: fp8}\n", "kv_cache_config: {dtype: fp8, tokens_per_block: 16, enable_block_reuse: false}\n",
+            "kv_cache_config: {free_gpu_memory_fraction: 2}\n", "kv_cache_config: [1]\n", "- a\n", "", "cuda_graph_config: {max_batch_size: 8}\n",
+            "kv_cache_config: {dtype: 7}\n", "kv_cache_config: {tokens_per_block: 0}\n", "{{{\n",
+        ])
     elif command == "simulate":
         files["w.yaml"] = to_yaml({"model": rng.choice(["llama-3.1-8b", "qwen3-8b"]), "traffic": {"requests_per_s": _loguniform(rng, 0.5, 20), "prompt_tokens": _lengths(rng, 50, 2000), "output_tokens": _lengths(rng, 5, 300)}})
         argv = ["simulate", "{dir}/w.yaml", "--plan", rng.choice(["H100-SXM,1,1,bf16,bf16", "L40S,1,1,fp8,fp8", "H100-SXM,0,1,bf16,bf16", "H100-SXM,1,1,bf16", "X,1,1,bf16,bf16", "H100-SXM,1,1,bf16,zz"]),
