@@ -198,6 +198,27 @@ def test_the_plan_launches_a_max_model_len_that_admits_the_workload(catalog, roo
     assert d["workload"]["max_model_len"] == w.max_model_len and d["workload"]["refused_fraction"] == pytest.approx(1e-4, rel=0.05)
 
 
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_the_admits_line_names_the_engine_and_the_flag_its_launch_line_sets(catalog, root, engine):
+    """The `admits` line says which engine refuses the longer requests and by which flag, and the
+    plan's launch line sets that flag to the length the line names (it said vLLM and
+    --max-model-len under every engine)."""
+    import yaml
+
+    from sizer.optimize import solve
+    from sizer.report import admission_line, plan_to_dict
+
+    raw = yaml.safe_load((root / "workloads" / "chat-llama-3.1-70b.yaml").read_text())
+    raw["engine"] = engine
+    if engine != "vllm":
+        del raw["memory"]["gpu_memory_utilization"]
+    w = load_workload(raw, catalog)
+    label, flag = {"vllm": ("vLLM", "--max-model-len"), "sglang": ("SGLang", "--context-length"), "trtllm": ("TensorRT-LLM", "--max_seq_len")}[engine]
+    line = admission_line(w)
+    assert f"({label} refuses longer ones)" in line and f"up to {w.max_model_len:,} tokens ({flag})" in line, line
+    assert f"{flag} {w.max_model_len}" in plan_to_dict(solve(w, catalog))["deployments"][0]["launch_command"]
+
+
 @pytest.mark.parametrize("name", ["chat-llama-3.1-70b", "agents-gpt-oss-120b"])
 def test_the_plan_reports_the_pool_its_launch_line_gets(catalog, root, name):
     """Each vLLM launch line of a plan (its deployments and every device's best), its flags pasted
