@@ -377,7 +377,6 @@ _ENGINE_SPELLINGS = (
     ("--max_seq_len", "trtllm", "max_model_len", "count"),
     ("--kv_cache_free_gpu_memory_fraction", "trtllm", "memory_fraction", float),
 )
-_ENGINE_LABELS = {"sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 
 
 def _spelling_dest(flag: str, engine: str) -> str:
@@ -406,7 +405,9 @@ def _apply_spellings(params: dict, engine: str, given: set[str]) -> dict:
         if value is None:
             continue
         if spelled_engine != engine:
-            raise click.UsageError(f"{flag} is {_ENGINE_LABELS[spelled_engine]}'s spelling: add --engine {spelled_engine} (or use sizer's own option)")
+            from .engines import engine_policy
+
+            raise click.UsageError(f"{flag} is {engine_policy(spelled_engine).label}'s spelling: add --engine {spelled_engine} (or use sizer's own option)")
         if canonical in given and out.get(canonical) != value:
             raise click.UsageError(f"{flag} {value} contradicts the same option given as {out.get(canonical)}")
         out[canonical] = value

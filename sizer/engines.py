@@ -95,6 +95,7 @@ class EnginePolicy:
     default_version = ""
     kv_formats: tuple[str, ...] = ()
     vendors: tuple[str, ...] | None = None  # GPU vendors (gpus.yaml `vendor`) the engine runs on; None: every one in the catalog
+    length_flag = ""  # the launch line's flag for the longest request it admits
     modelled_releases: tuple[str, str] | None = None  # (oldest, newest) release whose rules were read; None: not by release
     # Budget tokens one decoding sequence takes in a step's token budget (max_num_batched_tokens):
     # vLLM's V1 scheduler takes each running request's new tokens from token_budget, TensorRT-LLM's
@@ -382,6 +383,7 @@ class VllmPolicy(EnginePolicy):
     name = "vllm"
     online_weight_dtypes = ("fp8",)  # --quantization fp8
     label = "vLLM"
+    length_flag = "--max-model-len"
     fraction_name = "gpu_memory_utilization"
     default_version = "0.19"
     modelled_releases = ("0.2.4", "0.22")
@@ -750,6 +752,7 @@ class SglangPolicy(EnginePolicy):
     name = "sglang"
     online_weight_dtypes = ("fp8",)  # --quantization fp8
     label = "SGLang"
+    length_flag = "--context-length"
     budget_counts_decode = 0.0  # chunked_prefill_size: prompt tokens only
     fraction_name = "mem_fraction_static"
     default_version = "0.5.5"
@@ -887,6 +890,7 @@ class TrtllmPolicy(EnginePolicy):
 
     name = "trtllm"
     label = "TensorRT-LLM"
+    length_flag = "--max_seq_len"
     fraction_name = "free_gpu_memory_fraction"
     default_version = "1.0"
     # KvCacheConfig dtype: auto, fp8, int8 (and nvfp4 on Blackwell)
@@ -969,6 +973,7 @@ class LlamaCppPolicy(EnginePolicy):
 
     name = "llamacpp"
     label = "llama.cpp"
+    length_flag = "a slot's context, -c / -np"
     fraction_name = "memory"
     default_version = "b6000"
     kv_formats = LLAMACPP_CACHE_TYPES + ("fp16",)

@@ -488,17 +488,15 @@ def _as_given(w) -> str:
     return "" if spec.lower() in (w.model.name.lower(), (w.model.hf_id or "").lower()) and spec.lower() == w.model.name.lower() else f" (as {spec})"
 
 
-# each engine's name and the flag that sets its longest request (the launch line's)
-_LENGTH_FLAG = {"vllm": ("vLLM", "--max-model-len"), "sglang": ("SGLang", "--context-length"), "trtllm": ("TensorRT-LLM", "--max_seq_len"),
-                "llamacpp": ("llama.cpp", "a slot's context, -c / -np")}
-
-
 def admission_line(w) -> str:
     """What the launch line's longest request admits, in words: every request, or all but a share
     (the workload's engine refuses the longer ones); and whence."""
+    from .engines import engine_policy
+
+    policy = engine_policy(w.engine)
     refused = w.refused_fraction
-    label, flag = _LENGTH_FLAG.get(w.engine, (w.engine, "--max-model-len"))
-    head = "every request" if refused <= 0 else f"all but {refused * 100:.2g} % of requests ({label} refuses longer ones)"
+    head = "every request" if refused <= 0 else f"all but {refused * 100:.2g} % of requests ({policy.label} refuses longer ones)"
+    flag = policy.length_flag
     return f"{head}: prompt + output up to {w.max_model_len:,} tokens ({flag}), {w.max_model_len_basis}"
 
 
