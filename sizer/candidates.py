@@ -126,7 +126,7 @@ def parallelism_reason(model: ModelArch, gpu: Gpu, tp: int, pp: int) -> str | No
 
 
 def format_reason(model: ModelArch, gpu: Gpu, kv_dtype: str, weight_dtype: str, engine: str = "vllm") -> str | None:
-    device = engine_policy(engine).device_reason(gpu)
+    device = engine_policy(engine).device_reason(gpu) or engine_policy(engine).weight_reason(weight_dtype, model)
     if device:
         return device
     need = REQUIRES_NATIVE.get(weight_dtype)

@@ -25,7 +25,7 @@ from .catalog import Gpu
 from .errors import FieldValueError
 from .memory import EngineKvReport, KvFormat, MemoryBreakdown, binding_stage, blocks_for, paged_breakdown, stage_kv
 from .model import ModelArch, stage_weights
-from .units import GIB, LLAMACPP_CACHE_TYPES, MIB, ceil_div
+from .units import GGUF_TYPE_NAMES, GIB, LLAMACPP_CACHE_TYPES, LLAMACPP_WEIGHT_DTYPES, MIB, WEIGHT_DTYPES, ceil_div
 
 SIXTEEN = ("bf16", "fp16")  # the 16-bit weight formats: one checkpoint serves either
 
@@ -120,6 +120,17 @@ class EnginePolicy:
         if self.vendors is not None and gpu.vendor not in self.vendors:
             return f"{self.label} runs on {' and '.join(v.upper() for v in self.vendors)} GPUs only; {gpu.name} is {gpu.vendor.upper()}'s"
         return None
+
+    # the weight formats (units.WEIGHT_DTYPES names) the engine loads: every one but llama.cpp's GGUF block types
+    weight_formats: tuple[str, ...] = tuple(d for d in WEIGHT_DTYPES if d not in ("q8_0", "q4_0"))
+
+    def weight_reason(self, weight_dtype: str, model: ModelArch | None = None) -> str | None:
+        """Why the engine cannot serve weights in `weight_dtype` (of `model`, where given), or None."""
+        if weight_dtype in self.weight_formats:
+            return None
+        if weight_dtype in GGUF_TYPE_NAMES:
+            return f"{weight_dtype} is a GGUF block type (llama.cpp's); {self.label} serves {', '.join(self.weight_formats)}"
+        return f"{self.label} has no {weight_dtype} weights (it serves {', '.join(self.weight_formats)})"
 
     def kv_reason(self, gpu: Gpu, kv: KvFormat) -> str | None:
         for part in {kv.k, kv.v}:
@@ -980,6 +991,26 @@ class LlamaCppPolicy(EnginePolicy):
     COMPUTE_BUFFER_TOKENS = 512  # n_ubatch default (common/common.h): logits and activations of one micro-batch
     INIT_BYTES = 0.3 * GIB  # CUDA context
 
+    weight_formats = LLAMACPP_WEIGHT_DTYPES
+    # what llama.cpp offers in place of a format it has no GGUF type for
+    _WEIGHT_INSTEAD = {
+        "fp8": "GGUF has no FP8 type (FP8 weights are an open pull request, ggml-org/llama.cpp#27512); its 8-bit type is q8_0",
+        "int8": "its 8-bit GGUF type is q8_0 (32 int8 weights and an fp16 scale a block: 8.5 bits a weight)",
+        "int4": "its 4-bit GGUF types sized here are q4_0 (32 4-bit weights and an fp16 scale a block: 4.5 bits a weight) and mxfp4",
+    }
+
+    def weight_reason(self, weight_dtype, model=None):
+        if weight_dtype == "mxfp4" and model is not None and model.native_weight_dtype != "mxfp4":
+            return (
+                f"llama.cpp's MXFP4 GGUF files are converted from MXFP4 checkpoints (gpt-oss), and {model.name}'s is "
+                f"{model.native_weight_dtype}: its GGUF types sized here are q8_0, q4_0, f16 and bf16"
+            )
+        if weight_dtype in self.weight_formats:
+            return None
+        instead = self._WEIGHT_INSTEAD.get(weight_dtype, f"it has no {weight_dtype} GGUF type sized here")
+        names = ", ".join(f"{d} ({GGUF_TYPE_NAMES[d]})" for d in self.weight_formats)
+        return f"llama.cpp serves GGUF weights: {names}; {instead}"
+
     def kv_reason(self, gpu, kv):
         for part in (kv.k, kv.v):
             if part not in self.kv_formats:
@@ -1032,14 +1063,34 @@ class LlamaCppPolicy(EnginePolicy):
         return binding_stage(out)
 
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):
-        args = ["llama-server", "-m", f"{model.name}.gguf", "-c", str(settings.n_parallel * settings.max_model_len)]
+        args = ["llama-server", "-m", self.gguf_file(model, weight_dtype), "-c", str(settings.n_parallel * settings.max_model_len)]
         args += ["-np", str(settings.n_parallel), "-ngl", "999"]
         if pp > 1:
             args += ["--split-mode", "layer", "--tensor-split", ",".join(["1"] * pp)]
         args += ["--cache-type-k", "f16" if kv.k == "fp16" else kv.k, "--cache-type-v", "f16" if kv.v == "fp16" else kv.v]
         if kv.v != "f16" and kv.v != "fp16":
             args += ["--flash-attn", "on"]  # a quantised V cache needs flash attention in llama.cpp
-        return shlex.join(args)
+        return shlex.join(args) + self.checkpoint_note(model, weight_dtype)
+
+    @staticmethod
+    def gguf_file(model, weight_dtype: str) -> str:
+        """The GGUF file the line serves, named by custom after the model and its file type."""
+        return f"{model.name}-{GGUF_TYPE_NAMES.get(weight_dtype, weight_dtype.upper())}.gguf"
+
+    def checkpoint_note(self, model, weight_dtype):
+        """How to make the GGUF file the line names: llama.cpp serves GGUF files only, so every
+        plan names one made from the checkpoint. convert_hf_to_gguf.py writes f16, bf16 and q8_0
+        itself (--outtype; it dequantises an FP8 checkpoint on the way) and keeps a checkpoint's
+        MXFP4 experts; q4_0 is llama-quantize's work on such a file."""
+        name = model.hf_id or model.name
+        target = self.gguf_file(model, weight_dtype)
+        if weight_dtype == "q4_0":
+            how = f"convert_hf_to_gguf.py {name} --outtype f16, then llama-quantize <that file> {target} Q4_0"
+        elif weight_dtype == "mxfp4":
+            how = f"convert_hf_to_gguf.py {name} --outfile {target} (the checkpoint's MXFP4 experts stay MXFP4)"
+        else:
+            how = f"convert_hf_to_gguf.py {name} --outtype {'f16' if weight_dtype == 'fp16' else weight_dtype} --outfile {target}"
+        return f"  # {target}: {how}"
 
 
 ENGINES: dict[str, EnginePolicy] = {p.name: p for p in (VllmPolicy(), SglangPolicy(), TrtllmPolicy(), LlamaCppPolicy())}

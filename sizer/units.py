@@ -31,6 +31,8 @@ MILLION = 1_000_000
 #          (NVIDIA NVFP4: 16-element micro-blocks with an FP8 scale; the per-tensor FP32 scale is negligible)
 #   int4:  4-bit integers + one fp16 scale and one 4-bit zero point per group of 128 (AWQ/GPTQ default)
 #          -> (128*4 + 16 + 4) / 128 / 8 = 0.51953125
+#   q8_0, q4_0: llama.cpp's GGUF block types (ggml/src/ggml-common.h block_q8_0, block_q4_0: 32
+#          weights and one fp16 scale a block) -> 34 B / 32 = 1.0625 and 18 B / 32 = 0.5625
 DTYPE_BYTES: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,
@@ -40,6 +42,8 @@ DTYPE_BYTES: dict[str, float] = {
     "int4": (128 * 4 + 16 + 4) / 128 / 8,
     "mxfp4": (32 * 4 + 8) / 32 / 8,
     "nvfp4": (16 * 4 + 8) / 16 / 8,
+    "q8_0": 34 / 32,
+    "q4_0": 18 / 32,
 }
 
 # The tensor-core format a weight dtype computes in on a device that supports it, and the
@@ -53,6 +57,11 @@ COMPUTE_FIELD: dict[str, str] = {
     "int4": "bf16",
     "mxfp4": "fp4",
     "nvfp4": "fp4",
+    # llama.cpp's quantised matmuls (MMQ) dot int8-quantised activations with the blocks; no
+    # llama.cpp measurement calibrates them, so GGUF blocks are sized at 16-bit throughput, as the
+    # weight-only formats are: a prefill that may run faster than sized, never slower on this count
+    "q8_0": "bf16",
+    "q4_0": "bf16",
 }
 
 # Weight formats that need native support on the device (the catalog's dense-throughput
@@ -93,7 +102,14 @@ def kv_element_bytes(dtype: str, head_dim: int) -> float:
     if dtype == "int4":
         return 0.5 + 4.0 / head_dim  # fp16 scale + fp16 zero point per token per head
     return KV_ELEMENT_BYTES[dtype]
-WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
+WEIGHT_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4", "q8_0", "q4_0")
+# The weight formats llama.cpp serves, among WEIGHT_DTYPES: the GGUF types F16, BF16, Q8_0, Q4_0 and
+# MXFP4 (ggml/include/ggml.h enum ggml_type; MXFP4 since its gpt-oss support, August 2025). GGUF
+# has no FP8 type (ggml-org/llama.cpp#27512 and #28485, open in 2026-09) and sizer does not size
+# its k-quant mixes (Q4_K_M's share of Q6_K tensors varies by model).
+LLAMACPP_WEIGHT_DTYPES = ("bf16", "fp16", "q8_0", "q4_0", "mxfp4")
+# The GGUF file type of each, as llama.cpp names it (a GGUF file's name says it by custom)
+GGUF_TYPE_NAMES = {"bf16": "BF16", "fp16": "F16", "q8_0": "Q8_0", "q4_0": "Q4_0", "mxfp4": "MXFP4"}
 
 # Names users and config.json files use for the same formats.
 DTYPE_ALIASES: dict[str, str] = {
@@ -108,6 +124,7 @@ DTYPE_ALIASES: dict[str, str] = {
     "awq": "int4",
     "gptq": "int4",
     "w4a16": "int4",
+    "f16": "fp16",
     "auto": "auto",
 }
 

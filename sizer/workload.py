@@ -578,11 +578,13 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
         canonical.append(catalog.gpu(d, where=f"{label}: search.devices[{i}]: ").name)
     native = model.native_weight_dtype
     default_weights = (native,) if native not in ("bf16", "fp16") else ("bf16", "fp8")
+    if engine == "llamacpp":  # GGUF files: the checkpoint's own MXFP4, else 16-bit and q8_0
+        default_weights = ("mxfp4",) if native == "mxfp4" else ("bf16", "q8_0")
     from .units import LLAMACPP_CACHE_TYPES as _GGML
 
     kv_choices = _GGML if engine == "llamacpp" else KV_DTYPES
     kv_default = ("f16", "q8_0") if engine == "llamacpp" else ("bf16", "fp8")
-    from .engines import resolve_kv_dtype
+    from .engines import engine_policy, resolve_kv_dtype
 
     # "auto" (vLLM's and SGLang's default --kv-cache-dtype) is the checkpoint's own dtype
     kv = tuple(x if engine == "llamacpp" else resolve_kv_dtype(normalise_dtype(x), model) for x in sr.string_list("kv_dtypes", kv_default))
@@ -593,6 +595,9 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
     for i, x in enumerate(wd):
         if x not in WEIGHT_DTYPES:
             raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: expected one of {', '.join(WEIGHT_DTYPES)}, got {x!r}")
+        problem = engine_policy(engine).weight_reason(x, model)
+        if problem:
+            raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: {x!r} under engine {engine}: {problem}")
     price_files = _price_file_paths(f, base_dir)
     overlay: tuple = ()
     if price_files:

@@ -1,0 +1,90 @@
+"""llama.cpp plans: GGUF weight types.
+
+llama.cpp serves GGUF files, whose weight types are ggml's (ggml/include/ggml.h enum ggml_type:
+F16, BF16, Q8_0, Q4_0, ..., MXFP4); there is no FP8 type (ggml-org/llama.cpp#27512, open). Its
+server allocates n_ctx = -np slots x a slot's context cells at start and runs at most -np
+sequences (LLAMA_MAX_SEQ, src/llama-cparams.h: 64 before ggml-org/llama.cpp#15916, 256 after)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sizer.errors import FieldValueError
+from sizer.explain import explain_config
+from sizer.model import total_weight_bytes
+from sizer.workload import load_workload
+from tests.test_bad_input import assert_one_line_error, run_sizer
+
+WORKLOAD = """\
+name: lc
+model: {model}
+engine: llamacpp
+traffic:
+  requests_per_s: 2
+  prompt_tokens: 1000
+  output_tokens: 200
+slo:
+  ttft_s: {{p99: 5}}
+  tpot_s: {{p99: 0.2}}
+memory:
+  max_model_len: 4096
+search:
+  devices: [{device}]
+  tp: [1]
+  pp: [1]
+  kv_dtypes: [f16]
+{weights}"""
+
+
+def _workload(tmp_path: Path, model="llama-3.1-8b", device="L40S", weights="  weight_dtypes: [q8_0]\n") -> Path:
+    path = tmp_path / "lc.yaml"
+    path.write_text(WORKLOAD.format(model=model, device=device, weights=weights))
+    return path
+
+
+def test_q8_0_weights_are_34_bytes_per_32(catalog):
+    # Llama-3.1-8B (config.json: hidden 4096, intermediate 14336, 32 heads, 8 KV heads, 32 layers):
+    # linear weights a layer q 4096x4096 + k, v 4096x1024 + o 4096x4096 + gate, up, down 3x4096x14336
+    # = 218,103,808; x 32 layers = 6,979,321,856, in Q8_0 blocks (32 int8 + an fp16 scale = 34 B a
+    # block, ggml-common.h block_q8_0). The other 1,050,939,392 of its 8,030,261,248 parameters
+    # (embeddings, lm_head, norms) are counted in 16 bits.
+    linear = 32 * (4096 * 4096 * 2 + 4096 * 1024 * 2 + 3 * 4096 * 14336)
+    assert linear == 6_979_321_856
+    expected = linear * 34 / 32 + (8_030_261_248 - linear) * 2
+    assert total_weight_bytes(catalog.model("llama-3.1-8b"), "q8_0") == expected == 9_517_408_256
+    # Q4_0: 16 bytes of nibbles and an fp16 scale a block of 32 (block_q4_0)
+    assert total_weight_bytes(catalog.model("llama-3.1-8b"), "q4_0") == linear * 18 / 32 + (8_030_261_248 - linear) * 2
+
+
+def test_llamacpp_defaults_to_gguf_types(catalog, tmp_path):
+    w = load_workload(_workload(tmp_path, weights=""), catalog)
+    assert w.search.weight_dtypes == ("bf16", "q8_0")
+    w = load_workload(_workload(tmp_path, model="gpt-oss-20b", weights=""), catalog)
+    assert w.search.weight_dtypes == ("mxfp4",)  # gpt-oss's own MXFP4 experts, which convert_hf_to_gguf.py keeps
+
+
+@pytest.mark.parametrize(
+    "model, weights, needles",
+    [
+        ("llama-3.1-8b", "fp8", ["no FP8 type", "llama.cpp#27512", "q8_0"]),
+        ("llama-3.1-8b", "int8", ["q8_0", "8.5 bits"]),
+        ("llama-3.1-8b", "int4", ["q4_0", "4.5 bits"]),
+        ("llama-3.1-8b", "mxfp4", ["MXFP4 checkpoints", "bf16"]),
+        ("llama-3.1-8b", "nvfp4", ["no nvfp4 GGUF type"]),
+    ],
+)
+def test_llamacpp_refuses_weights_it_has_no_gguf_type_for(tmp_path, model, weights, needles):
+    path = _workload(tmp_path, model=model, weights=f"  weight_dtypes: [bf16, {weights}]\n")
+    proc = run_sizer("solve", path, cwd=tmp_path)
+    assert_one_line_error(proc, 7, f"error: {path}: search.weight_dtypes[1]", "llamacpp", *needles)
+
+
+def test_other_engines_refuse_gguf_block_types(catalog, tmp_path):
+    path = tmp_path / "v.yaml"
+    path.write_text(WORKLOAD.format(model="llama-3.1-8b", device="L40S", weights="  weight_dtypes: [q8_0]\n").replace("engine: llamacpp", "engine: vllm").replace("kv_dtypes: [f16]", "kv_dtypes: [bf16]"))
+    proc = run_sizer("solve", path, cwd=tmp_path)
+    assert_one_line_error(proc, 7, f"error: {path}: search.weight_dtypes[0]", "GGUF block type", "vLLM")
+    with pytest.raises(FieldValueError, match="no FP8 type"):
+        explain_config(catalog.model("llama-3.1-8b"), catalog.gpu("L40S"), tp=1, pp=1, kv_dtype="f16", weight_dtype="fp8", engine="llamacpp")
