@@ -275,6 +275,8 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
         m, reason, adm = memory_at(settings)
         if not reason and m.engine == "vllm":
             m, settings, adm = _as_launched(memory_at, m, settings, adm)
+        if m.engine == "llamacpp" and overrides.n_parallel is None and overrides.max_num_seqs is None:
+            m, reason, adm, settings = _slots_as_launched(memory_at, (m, reason, adm), settings)
         if not reason:
             if adm.max_concurrency < 1:
                 reason = (
@@ -546,6 +548,39 @@ def _as_launched(memory_at, m: MemoryBreakdown, settings: EngineSettings, adm: A
             hi = mid - 1
         else:
             lo, best = mid, got
+    return best
+
+
+# llama.cpp's ceiling on parallel sequences (src/llama-cparams.h LLAMA_MAX_SEQ): 64 until
+# ggml-org/llama.cpp#15916 (merged 2025-09-10) raised it to 256. The lower one holds in every build.
+LLAMACPP_MAX_SLOTS = 64
+
+
+def _slots_as_launched(memory_at, got, settings: EngineSettings):
+    """A llama.cpp candidate with as many slots (-np) as its memory holds, where the workload sets
+    none. llama-server allocates n_ctx = slots x a slot's context cells at start and serves at most
+    its slots at once; at its default of 4 a 24 GB card that holds twenty 8k-token slots of
+    Llama-3.1-8B serves four, and the plan took five times the GPUs it needs. The slots that fit
+    are 1 .. S* (each adds a slot's cells), capped at LLAMACPP_MAX_SLOTS: a bisection finds S*.
+    `got` is memory_at's answer at the default; returned as (breakdown, reason, admission,
+    settings), the default's own when not even one slot fits."""
+
+    def at(slots: int):
+        trial = replace(settings, n_parallel=slots, max_num_seqs=slots)
+        tm, reason, tadm = memory_at(trial)
+        return (tm, reason, tadm, trial) if not reason and tadm is not None and tm.max_concurrency >= slots else None
+
+    best = at(1)
+    if best is None:
+        return (*got, settings)
+    lo, hi = 1, LLAMACPP_MAX_SLOTS
+    while lo < hi:  # invariant: lo fits, every count above hi does not
+        mid = (lo + hi + 1) // 2
+        trial = at(mid)
+        if trial is None:
+            hi = mid - 1
+        else:
+            lo, best = mid, trial
     return best
 
 

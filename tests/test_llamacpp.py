@@ -1,4 +1,4 @@
-"""llama.cpp plans: GGUF weight types.
+"""llama.cpp plans: GGUF weight types and as many slots as the GPU holds.
 
 llama.cpp serves GGUF files, whose weight types are ggml's (ggml/include/ggml.h enum ggml_type:
 F16, BF16, Q8_0, Q4_0, ..., MXFP4); there is no FP8 type (ggml-org/llama.cpp#27512, open). Its
@@ -7,12 +7,16 @@ sequences (LLAMA_MAX_SEQ, src/llama-cparams.h: 64 before ggml-org/llama.cpp#1591
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
 
+from sizer.candidates import LLAMACPP_MAX_SLOTS, evaluate_candidates
+from sizer.engines import EngineOverrides, LlamaCppPolicy, configuration_breakdown
 from sizer.errors import FieldValueError
 from sizer.explain import explain_config
+from sizer.memory import KvFormat
 from sizer.model import total_weight_bytes
 from sizer.workload import load_workload
 from tests.test_bad_input import assert_one_line_error, run_sizer
@@ -88,3 +92,48 @@ def test_other_engines_refuse_gguf_block_types(catalog, tmp_path):
     assert_one_line_error(proc, 7, f"error: {path}: search.weight_dtypes[0]", "GGUF block type", "vLLM")
     with pytest.raises(FieldValueError, match="no FP8 type"):
         explain_config(catalog.model("llama-3.1-8b"), catalog.gpu("L40S"), tp=1, pp=1, kv_dtype="f16", weight_dtype="fp8", engine="llamacpp")
+
+
+def test_llamacpp_plan_fills_the_gpu_with_slots(catalog, tmp_path):
+    """The plan's -np is the largest slot count whose fixed cache fits beside the weights, worked
+    out here by hand from the breakdown's own terms, and one slot more does not fit."""
+    path = _workload(tmp_path)
+    path.write_text(path.read_text().replace("max_model_len: 4096", "max_model_len: 16384"))
+    w = load_workload(path, catalog)
+    [e] = [e for e in evaluate_candidates(w, catalog) if e.memory is not None and e.stage not in ("memory",)]
+    m, s = e.memory, e.engine
+    # f16 K and V: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B a cell; a slot is 16,384 cells (2 GiB)
+    assert m.kv_bytes_per_token_per_gpu == 131_072
+    slot_bytes = 16384 * 131_072
+    free = m.usable_memory_bytes - m.weights_bytes_per_gpu - m.runtime_buffer_bytes_per_gpu - m.runtime_overhead_bytes_per_gpu
+    assert m.weights_bytes_per_gpu > 9_517_408_256 / 1.01  # q8_0 weights (the test above) on the one GPU
+    slots = min(int(free // slot_bytes), LLAMACPP_MAX_SLOTS)
+    assert s.n_parallel == s.max_num_seqs == m.max_concurrency == slots
+    assert 4 < slots < LLAMACPP_MAX_SLOTS  # more than llama-server's default of 4, fewer than its ceiling
+    _, more = configuration_breakdown(
+        w.model, catalog.gpu("L40S"), engine="llamacpp", version=None, tp=1, pp=1, weight_dtype="q8_0", kv=KvFormat.of("f16"),
+        context_tokens=w.admitted_context_tokens, max_model_len=16384, overrides=EngineOverrides(n_parallel=slots + 1),
+    )
+    assert more.max_concurrency < slots + 1  # one slot more does not fit
+    line = LlamaCppPolicy().launch_command(w.model, tp=1, pp=1, kv=KvFormat.of("f16"), weight_dtype="q8_0", settings=s, max_num_seqs=slots)
+    args = shlex.split(line.split("  #")[0])
+    assert args[args.index("-np") + 1] == str(slots) and args[args.index("-c") + 1] == str(slots * 16384)
+    assert args[args.index("-m") + 1] == "llama-3.1-8b-Q8_0.gguf"
+    assert "convert_hf_to_gguf.py meta-llama/Llama-3.1-8B-Instruct --outtype q8_0" in line
+
+
+def test_llamacpp_slots_stop_at_the_engine_ceiling(catalog, tmp_path):
+    # a short context on an 80 GB GPU: far more slots fit than llama.cpp runs
+    path = _workload(tmp_path, device="H100-SXM")
+    path.write_text(path.read_text().replace("max_model_len: 4096", "max_model_len: 1536"))
+    w = load_workload(path, catalog)
+    [e] = [e for e in evaluate_candidates(w, catalog) if e.engine is not None and e.stage not in ("memory",)]
+    assert e.engine.n_parallel == LLAMACPP_MAX_SLOTS == 64
+
+
+def test_llamacpp_slots_set_by_the_workload_are_kept(catalog, tmp_path):
+    path = _workload(tmp_path)
+    path.write_text(path.read_text().replace("  max_model_len: 4096\n", "  max_model_len: 4096\n  n_parallel: 3\n"))
+    w = load_workload(path, catalog)
+    [e] = [e for e in evaluate_candidates(w, catalog) if e.engine is not None and e.stage not in ("memory",)]
+    assert e.engine.n_parallel == 3
