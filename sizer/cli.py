@@ -415,6 +415,57 @@ def _apply_spellings(params: dict, engine: str, given: set[str]) -> dict:
     return out
 
 
+# llama-server's flags, as sizer's llama.cpp launch lines write them: (flags, parameter, type)
+_LLAMA_SERVER_FLAGS = (
+    (("-m",), "llama_model_file", str),
+    (("-c", "--ctx-size"), "llama_ctx_size", COUNT),
+    (("-np", "--parallel"), "llama_parallel", COUNT),
+    (("-ngl", "--n-gpu-layers", "--gpu-layers"), "llama_gpu_layers", click.IntRange(min=0)),
+    (("-ctk", "--cache-type-k"), "llama_cache_type_k", str),
+    (("-ctv", "--cache-type-v"), "llama_cache_type_v", str),
+    (("-fa", "--flash-attn"), "llama_flash_attn", str),
+    (("-sm", "--split-mode"), "llama_split_mode", str),
+    (("-ts", "--tensor-split"), "llama_tensor_split", str),
+)
+
+
+def _llama_server_spellings(f):
+    for flags, dest, kind in reversed(_LLAMA_SERVER_FLAGS):
+        f = click.option(*flags, dest, type=kind, default=None, hidden=True)(f)
+    return f
+
+
+def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str]) -> tuple[dict, int | None]:
+    """explain's parameters with a llama-server line's flags folded in (explain.llama_server_flags),
+    and its -ngl: a UsageError for such a flag without --engine llamacpp, or one that contradicts
+    the same option given in sizer's own spelling."""
+    from .explain import gguf_file_type, llama_server_flags
+
+    named = {dest: "/".join(flags) for flags, dest, _ in _LLAMA_SERVER_FLAGS}
+    present = [named[k] for k, v in llama.items() if v is not None]
+    if not present:
+        return params, None
+    if engine != "llamacpp":
+        raise click.UsageError(f"{present[0]} is llama-server's: add --engine llamacpp")
+    flags = llama_server_flags(
+        ctx_size=llama["llama_ctx_size"], parallel=llama["llama_parallel"], gpu_layers=llama["llama_gpu_layers"],
+        cache_type_k=llama["llama_cache_type_k"], cache_type_v=llama["llama_cache_type_v"], flash_attn=llama["llama_flash_attn"],
+        split_mode=llama["llama_split_mode"], tensor_split=llama["llama_tensor_split"],
+    )
+    if llama["llama_model_file"] is not None:
+        flags["model_spec"], flags["weight_dtype"] = gguf_file_type(llama["llama_model_file"])
+    out = dict(params)
+    for name, flag in (("model_spec", "-m"), ("weight_dtype", "-m"), ("n_parallel", "-np"), ("max_model_len", "-c / -np"), ("kv_dtype", "--cache-type-k/-v"), ("pp", "--tensor-split")):
+        value = flags.get(name)
+        if value is None:
+            continue
+        same = normalise_dtype(str(out.get(name))) == normalise_dtype(str(value)) if name in ("weight_dtype", "kv_dtype") else str(out.get(name)) == str(value)
+        if name in given and out.get(name) is not None and not same:
+            raise click.UsageError(f"{flag} gives {name} {value}, which contradicts the same option given as {out[name]}")
+        out[name] = value
+    return out, flags["gpu_layers"]
+
+
 @cli.command("explain", short_help="One configuration's memory per GPU, line by line (launch-line flags).", epilog=EXIT_CODES_HELP)
 @click.option("--model", "model_spec", default=None, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder). Required (SGLang's --model-path stands for it).")
 @click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
@@ -423,7 +474,7 @@ def _apply_spellings(params: dict, engine: str, given: set[str]) -> dict:
 @click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default=None,
               help="KV-cache format: auto (the checkpoint's dtype: the default, as vLLM's, SGLang's and TensorRT-LLM's), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), "
                    "int8, int4; llama.cpp: f16 (the default, its --cache-type-k/-v), q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
-@click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4 (default: the checkpoint's own).")
+@click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4; llama.cpp's GGUF types bf16, f16, q8_0, q4_0, mxfp4 (default: the checkpoint's own).")
 @click.option("--quantization", "-q", "quantization", default=None,
               help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")
@@ -448,6 +499,7 @@ def _apply_spellings(params: dict, engine: str, given: set[str]) -> dict:
               help="TensorRT-LLM: the YAML file trtllm-serve's --extra_llm_api_options names; its kv_cache_config (dtype, "
                    "free_gpu_memory_fraction, tokens_per_block) is read, other keys are named in a warning.")
 @_engine_spellings
+@_llama_server_spellings
 @_output_options
 @_catalog_option
 def explain_cmd(
@@ -468,6 +520,9 @@ def explain_cmd(
     and, with --engine trtllm, trtllm-serve's: --tp_size, --pp_size, --max_batch_size,
       --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction, --backend pytorch,
       --extra_llm_api_options FILE
+    and, with --engine llamacpp, llama-server's: -m <model>-<TYPE>.gguf, -c (--ctx-size),
+      -np (--parallel), -ngl, --cache-type-k (-ctk), --cache-type-v (-ctv), --flash-attn (-fa),
+      --split-mode (-sm) layer, --tensor-split (-ts)
 
     \b
     Examples:
@@ -479,6 +534,14 @@ def explain_cmd(
     from .explain import explain_config, trtllm_api_options, weight_dtype_of_quantization
 
     ctx = click.get_current_context()
+    llama = {k: spelled.pop(k) for k in list(spelled) if k.startswith("llama_")}
+    if quantization is not None and llama.get("llama_model_file") is not None:
+        raise click.UsageError("-m names the weights' GGUF type: give it or --quantization, not both")
+    own, gpu_layers = _apply_llama_server(
+        {"model_spec": model_spec, "weight_dtype": weight_dtype, "n_parallel": n_parallel, "max_model_len": max_model_len, "kv_dtype": kv_dtype, "pp": pp},
+        llama, engine, {name for name in ctx.params if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE},
+    )
+    model_spec, weight_dtype, n_parallel, max_model_len, kv_dtype, pp = (own[k] for k in ("model_spec", "weight_dtype", "n_parallel", "max_model_len", "kv_dtype", "pp"))
     folded = _apply_spellings(
         {"model_spec": model_spec, "tp": tp, "pp": pp, "max_model_len": max_model_len, "block_size": block_size,
          "max_num_batched_tokens": max_num_batched_tokens, "max_num_seqs": max_num_seqs, "memory_fraction": memory_fraction, **spelled},
@@ -513,6 +576,9 @@ def explain_cmd(
         raise click.BadParameter(f"expected a model id or path (printable, not blank), got {served_model_name!r}", param_hint="'--served-model-name'")
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
+    from .explain import check_gpu_layers
+
+    check_gpu_layers(model, gpu_layers)
     if served_model_name:
         from dataclasses import replace
 

@@ -7,6 +7,7 @@ the derivation as (label, formula, value) lines, so the CLI can print it and tes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from .candidates import parallelism_reason
 from .catalog import Gpu, served_id_warnings
@@ -122,6 +123,77 @@ def trtllm_api_options(path) -> dict:
     out["warnings"] = (f"{label}: {', '.join(unread)} not read: sizer's TensorRT-LLM memory rule reads kv_cache_config's dtype, "
                        "free_gpu_memory_fraction and tokens_per_block",) if unread else ()
     return out
+
+
+def gguf_file_type(path: str) -> tuple[str, str]:
+    """(model, weight dtype) of a GGUF file named as llama.cpp's files are, <model>-<TYPE>.gguf
+    (sizer's launch lines write them so: engines.LlamaCppPolicy.gguf_file). The file is not read:
+    its name is all explain has of it."""
+    from .units import GGUF_TYPE_NAMES
+
+    name = Path(str(path)).name
+    stem = name[: -len(".gguf")] if name.lower().endswith(".gguf") else ""
+    model, _, kind = stem.rpartition("-")
+    by_name = {v.lower(): k for k, v in GGUF_TYPE_NAMES.items()}
+    if not model or kind.lower() not in by_name:
+        raise FieldValueError(
+            f"-m {path}: expected a GGUF file named <model>-<type>.gguf with the type one of {', '.join(GGUF_TYPE_NAMES.values())} "
+            "(llama.cpp's file names, as sizer's launch lines write them), so that the model and its weight type are known"
+        )
+    return model, by_name[kind.lower()]
+
+
+def llama_server_flags(*, ctx_size: int | None, parallel: int | None, gpu_layers: int | None, cache_type_k: str | None, cache_type_v: str | None,
+                       flash_attn: str | None, split_mode: str | None, tensor_split: str | None) -> dict:
+    """What a llama-server line's flags (-c, -np, -ngl, --cache-type-k/-v, --flash-attn,
+    --split-mode, --tensor-split) mean to sizer's llama.cpp rule: {"n_parallel", "max_model_len"
+    (a slot's context, -c / -np: llama-server gives each slot n_ctx / n_parallel cells), "kv_dtype"
+    (K/V), "pp" (the layer split's GPUs), "gpu_layers"}, None where not given. A value sizer's
+    rule cannot size (a row split, a quantised V cache without flash attention, -c below -np) is
+    a one-line error naming the flag."""
+    from .units import LLAMACPP_CACHE_TYPES
+
+    out: dict = {"n_parallel": parallel, "max_model_len": None, "kv_dtype": None, "pp": None, "gpu_layers": gpu_layers}
+    if ctx_size is not None:
+        slots = parallel if parallel is not None else 4  # llama-server's default slots, as the rule takes them (LlamaCppPolicy.settings)
+        if ctx_size < slots:
+            raise FieldValueError(f"-c {ctx_size}: fewer cells than the {slots} slots (-np) it is split among")
+        out["max_model_len"] = ctx_size // slots
+    for flag, value in (("--cache-type-k", cache_type_k), ("--cache-type-v", cache_type_v)):
+        if value is not None and value not in LLAMACPP_CACHE_TYPES:
+            raise FieldValueError(f"{flag} {value}: expected one of {', '.join(LLAMACPP_CACHE_TYPES)}")
+    if cache_type_k is not None or cache_type_v is not None:
+        k, v = cache_type_k or "f16", cache_type_v or "f16"
+        out["kv_dtype"] = k if k == v else f"{k}/{v}"
+    if flash_attn is not None:
+        if flash_attn not in ("on", "off", "auto"):
+            raise FieldValueError(f"--flash-attn {flash_attn}: expected on, off or auto")
+        if flash_attn == "off" and (cache_type_v or "f16") not in ("f16", "f32", "bf16"):
+            raise FieldValueError(f"--flash-attn off: llama.cpp quantises the V cache ({cache_type_v}) only with flash attention")
+    if split_mode is not None and split_mode not in ("layer", "none"):
+        raise FieldValueError(f"--split-mode {split_mode}: sizer sizes llama.cpp's layer split (--split-mode layer, its pp) only")
+    if tensor_split is not None:
+        parts = [p.strip() for p in str(tensor_split).split(",")]
+        try:
+            shares = [float(p) for p in parts]
+        except ValueError:
+            shares = []
+        if not shares or any(x <= 0 for x in shares) or len(set(shares)) != 1:
+            raise FieldValueError(f"--tensor-split {tensor_split}: sizer sizes an even layer split, equal shares such as 1,1 (one a GPU)")
+        if split_mode == "none" and len(shares) > 1:
+            raise FieldValueError(f"--tensor-split {tensor_split}: --split-mode none keeps the model on one GPU")
+        out["pp"] = len(shares)
+    return out
+
+
+def check_gpu_layers(model: ModelArch, gpu_layers: int | None) -> None:
+    """-ngl: sizer sizes a model wholly on its GPUs, as -ngl 999 (or the layers and the output
+    layer, layers + 1) puts it; fewer leaves layers on the CPU, whose memory and speed it does not size."""
+    if gpu_layers is not None and gpu_layers < model.num_hidden_layers + 1:
+        raise FieldValueError(
+            f"-ngl {gpu_layers}: {model.name} has {model.num_hidden_layers} layers and an output layer; sizer sizes every one on the "
+            f"GPUs (-ngl {model.num_hidden_layers + 1} or more, such as 999), not layers left on the CPU"
+        )
 
 
 def _gib(x: float) -> str:
@@ -323,7 +395,7 @@ def explain_config(
             if m.cuda_graph_bytes_per_gpu
             else []
         ),
-        Line(label="= KV pool per GPU", formula=f"{m.engine} rule (engine {m.engine} {m.engine_version})", value=_gib(m.kv_pool_bytes_per_gpu)),
+        Line(label="= KV pool per GPU", formula=f"{engine_policy(m.engine).label} rule (engine {m.engine} {m.engine_version})", value=_gib(m.kv_pool_bytes_per_gpu)),
         Line(label="KV bytes per token (model)", formula=kv_whole, value=f"{m.kv_bytes_per_token:,.0f} B"),
         Line(label="KV bytes per token per GPU", formula=kv_gpu, value=f"{m.kv_bytes_per_token_per_gpu:,.0f} B"),
         Line(
@@ -368,7 +440,7 @@ def explain_config(
         lines.append(Line(label="KV dtype auto", formula=f"the checkpoint's dtype ({model.torch_dtype})", value=kv.label))
     lines.append(
         Line(
-            label=f"{m.engine} would log",
+            label=f"{engine_policy(m.engine).label} would log",
             formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; "
             f"maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x",
             value=_gib(m.engine_available_kv_bytes),

@@ -562,8 +562,12 @@ def flags_case(rng: random.Random) -> Case:
                            # SGLang's and trtllm-serve's spellings (refused under another --engine)
                            ("--context-length", ["4096", "100"]), ("--page-size", ["1", "16"]), ("--chunked-prefill-size", ["8192"]), ("--tp-size", ["2"]),
                            ("--tp_size", ["1", "2"]), ("--max_batch_size", ["64"]), ("--max_seq_len", ["8192"]), ("--kv_cache_free_gpu_memory_fraction", ["0.9", "1.5"]),
-                           ("--backend", ["pytorch", "tensorrt"]), ("--extra_llm_api_options", ["{dir}/o.yaml", "{dir}/missing.yaml"])]:
-            if rng.random() < (0.25 if not flag.startswith(("--context-length", "--page-size", "--chunked", "--tp-size", "--tp_", "--max_", "--kv_cache", "--backend", "--extra")) else 0.08):
+                           ("--backend", ["pytorch", "tensorrt"]), ("--extra_llm_api_options", ["{dir}/o.yaml", "{dir}/missing.yaml"]),
+                           # llama-server's (refused without --engine llamacpp)
+                           ("-m", ["llama-3.1-8b-Q8_0.gguf", "qwen3-8b-BF16.gguf", "x.gguf", "llama-3.1-8b-Q9_9.gguf"]), ("-c", ["16384", "2"]), ("-np", ["4", "64"]),
+                           ("-ngl", ["999", "3"]), ("--cache-type-k", ["q8_0", "q4_0", "fp8"]), ("--cache-type-v", ["f16", "q4_0"]), ("--flash-attn", ["on", "off", "maybe"]),
+                           ("--split-mode", ["layer", "row"]), ("--tensor-split", ["1,1", "3,1", "a"])]:
+            if rng.random() < (0.25 if not flag.startswith(("--context-length", "--page-size", "--chunked", "--tp-size", "--tp_", "--max_", "--kv_cache", "--backend", "--extra", "-m", "-c", "-np", "-ngl", "--cache-type", "--flash", "--split", "--tensor-split")) else 0.08):
                 argv += [flag, _flag_value(rng, good)]
         files["o.yaml"] = rng.choice([
             "kv_cache_config: {dtype: fp8}\n", "kv_cache_config: {dtype: fp8, tokens_per_block: 16, enable_block_reuse: false}\n",

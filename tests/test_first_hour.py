@@ -153,7 +153,7 @@ def test_one_concurrency_figure_per_context_each_labelled():
     assert x["max_concurrency"] == math.floor(x["engine_max_concurrency"])  # the same context: the same figure, whole
     labels = [ln["label"] for ln in x["lines"]]
     assert "max concurrency at 32,768" in labels
-    logged = next(ln["formula"] for ln in x["lines"] if ln["label"] == "vllm would log")
+    logged = next(ln["formula"] for ln in x["lines"] if ln["label"] == "vLLM would log")
     assert "maximum concurrency for 32,768 tokens per request" in logged
     two = _explain_json("--model", "llama-3.1-70b", "--device", "H100-SXM", "--tp", "4", "--kv-dtype", "fp8", "--context-tokens", "7200", "--max-model-len", "32768")
     assert "max concurrency at 7,200" in [ln["label"] for ln in two["lines"]]

@@ -137,3 +137,73 @@ def test_llamacpp_slots_set_by_the_workload_are_kept(catalog, tmp_path):
     w = load_workload(path, catalog)
     [e] = [e for e in evaluate_candidates(w, catalog) if e.engine is not None and e.stage not in ("memory",)]
     assert e.engine.n_parallel == 3
+
+
+# --- llama-server's flags in `sizer explain` -----------------------------------------------------
+
+
+def _explain_json(*args: str) -> dict:
+    import json
+
+    from click.testing import CliRunner
+
+    from sizer.cli import cli
+
+    result = CliRunner().invoke(cli, ["explain", *args, "--format", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_llamacpp_launch_lines_paste_into_explain(catalog, tmp_path):
+    """Every llama.cpp candidate's launch line pastes into `sizer explain --engine llamacpp` as
+    printed (-m <model>-<TYPE>.gguf, -c, -np, -ngl, --cache-type-k/-v, --flash-attn, and for a
+    layer split --split-mode layer --tensor-split 1,1) and gives the candidate's slots and pool."""
+    from sizer.optimize import _launch_command
+
+    path = _workload(tmp_path, device="L4")
+    text = path.read_text().replace("devices: [L4]", "devices: [L4, RTX-4090]").replace("pp: [1]", "pp: [1, 2]").replace("kv_dtypes: [f16]", "kv_dtypes: [f16, q8_0]")
+    path.write_text(text.replace("  weight_dtypes: [q8_0]\n", "  weight_dtypes: [bf16, q8_0, q4_0]\n"))
+    w = load_workload(path, catalog)
+    placed = [e for e in evaluate_candidates(w, catalog) if e.memory is not None and e.stage != "memory"]
+    assert len(placed) == 2 * 2 * 2 * 3 and {e.config.pp for e in placed} == {1, 2}
+    for e in placed:
+        line = _launch_command(w, e)
+        argv = shlex.split(line.split("  # ")[0])
+        assert argv[0] == "llama-server"
+        got = _explain_json("--engine", "llamacpp", "--device", e.config.device, *argv[1:])
+        assert (got["weight_dtype"], got["kv_pool_bytes_per_gpu"], got["max_concurrency"]) == (
+            e.config.weight_dtype, e.memory.kv_pool_bytes_per_gpu, e.engine.n_parallel), line
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["-np", "8"], 2, "-np/--parallel is llama-server's: add --engine llamacpp"),
+        (["--engine", "llamacpp", "--n-parallel", "3", "-np", "8"], 2, "-np gives n_parallel 8, which contradicts the same option given as 3"),
+        (["--engine", "llamacpp", "--weight-dtype", "bf16", "-m", "llama-3.1-8b-Q8_0.gguf"], 2, "contradicts the same option given as bf16"),
+        (["--engine", "llamacpp", "-q", "fp8", "-m", "llama-3.1-8b-Q8_0.gguf"], 2, "give it or --quantization, not both"),
+        (["--engine", "llamacpp", "-m", "llama-3.1-8b.gguf"], 7, "error: -m llama-3.1-8b.gguf: expected a GGUF file named <model>-<type>.gguf"),
+        (["--engine", "llamacpp", "-m", "llama-3.1-8b-Q8_0.gguf", "-ngl", "20"], 7, "error: -ngl 20: llama-3.1-8b has 32 layers"),
+        (["--engine", "llamacpp", "--split-mode", "row"], 7, "error: --split-mode row: sizer sizes llama.cpp's layer split"),
+        (["--engine", "llamacpp", "--cache-type-v", "q8_0", "--flash-attn", "off"], 7, "error: --flash-attn off: llama.cpp quantises the V cache (q8_0) only with flash attention"),
+        (["--engine", "llamacpp", "--tensor-split", "3,1"], 7, "error: --tensor-split 3,1: sizer sizes an even layer split"),
+        (["--engine", "llamacpp", "-c", "2", "-np", "4"], 7, "error: -c 2: fewer cells than the 4 slots"),
+    ],
+)
+def test_llama_server_flags_refused_with_one_line(tmp_path, args, code, message):
+    base = [] if "-m" in args else ["--model", "llama-3.1-8b"]
+    proc = run_sizer("explain", *base, "--device", "L40S", *args, cwd=tmp_path)
+    if code == 2:  # click's usage error: its usage lines, then the one error line
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    else:
+        assert_one_line_error(proc, code, message)  # the line starts with the flag and what is wrong with it
+
+
+def test_llama_server_flags_read_as_sizers_own(catalog):
+    """-c / -np is a slot's context, --cache-type-k/-v the K/V pair, --tensor-split's shares the
+    layer split's GPUs, -m's file type the weights: the same explanation as sizer's own options."""
+    ours = _explain_json("--model", "llama-3.1-8b", "--device", "L4", "--engine", "llamacpp", "--weight-dtype", "q4_0", "--n-parallel", "6",
+                         "--max-model-len", "4096", "--kv-dtype", "q8_0/q4_0", "--pp", "2")
+    line = _explain_json("--device", "L4", "--engine", "llamacpp", "-m", "llama-3.1-8b-Q4_0.gguf", "-np", "6", "-c", str(6 * 4096), "-ngl", "999",
+                         "--cache-type-k", "q8_0", "--cache-type-v", "q4_0", "--flash-attn", "on", "--split-mode", "layer", "--tensor-split", "1,1")
+    assert ours == line
