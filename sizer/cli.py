@@ -474,7 +474,7 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
 @click.option("--kv-dtype", "--kv-cache-dtype", "kv_dtype", default=None,
               help="KV-cache format: auto (the checkpoint's dtype: the default, as vLLM's, SGLang's and TensorRT-LLM's), bf16, fp16, fp8 (fp8_e4m3, fp8_e5m2), "
                    "int8, int4; llama.cpp: f16 (the default, its --cache-type-k/-v), q8_0, q4_0 ..., or K/V as q8_0/q4_0.")
-@click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4; llama.cpp's GGUF types bf16, f16, q8_0, q4_0, mxfp4 (default: the checkpoint's own).")
+@click.option("--weight-dtype", default=None, help="Weight dtype: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4; llama.cpp's GGUF types bf16, f16, q8_0, q4_0, mxfp4 (default: the checkpoint's own, or bf16 where the engine has no such type).")
 @click.option("--quantization", "-q", "quantization", default=None,
               help="vLLM's --quantization: fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin, mxfp4, modelopt_fp4, compressed-tensors, modelopt (the weight format it implies).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "trtllm", "llamacpp"]), default="vllm", show_default=True, help="Serving engine whose memory rule applies.")

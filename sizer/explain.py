@@ -288,7 +288,9 @@ def explain_config(
     problem = policy.kv_reason(gpu, kv)
     if problem:
         raise FieldValueError(f"--kv-dtype: {problem}")
-    weight_dtype = weight_dtype or (("bf16" if model.native_weight_dtype != "mxfp4" else "mxfp4") if policy.weight_reason(model.native_weight_dtype, model) else model.native_weight_dtype)
+    # default: the checkpoint's own format, or 16 bits where the engine has none such (llama.cpp
+    # converts an FP8 checkpoint to a 16-bit GGUF file)
+    weight_dtype = weight_dtype or ("bf16" if policy.weight_reason(model.native_weight_dtype, model) else model.native_weight_dtype)
     if weight_dtype not in WEIGHT_DTYPES:
         raise FieldValueError(f"--weight-dtype: expected one of {', '.join(WEIGHT_DTYPES)}, got {weight_dtype!r}")
     problem = policy.weight_reason(weight_dtype, model)
