@@ -463,6 +463,7 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
         if name in given and out.get(name) is not None and not same:
             raise click.UsageError(f"{flag} gives {name} {value}, which contradicts the same option given as {out[name]}")
         out[name] = value
+    out["llama_warnings"] = flags["warnings"]
     return out, flags["gpu_layers"]
 
 
@@ -554,7 +555,7 @@ def explain_cmd(
         raise click.UsageError("Missing option '--model' (or SGLang's '--model-path').")
     if (trtllm_backend or trtllm_options) and engine != "trtllm":
         raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")
-    option_warnings: list[str] = []
+    option_warnings: list[str] = list(own.get("llama_warnings", ()))
     if trtllm_options is not None:
         opts = trtllm_api_options(trtllm_options)
         for name, flag, current in (("kv_dtype", "--kv-cache-dtype", kv_dtype), ("memory_fraction", "--kv_cache_free_gpu_memory_fraction", memory_fraction),
@@ -566,7 +567,7 @@ def explain_cmd(
         kv_dtype = opts.get("kv_dtype") if opts.get("kv_dtype") is not None else kv_dtype
         memory_fraction = opts.get("memory_fraction") if opts.get("memory_fraction") is not None else memory_fraction
         block_size = opts.get("block_size") if opts.get("block_size") is not None else block_size
-        option_warnings = list(opts["warnings"])
+        option_warnings += list(opts["warnings"])
 
     if weight_dtype and quantization:
         raise click.UsageError("give --weight-dtype or --quantization, not both")

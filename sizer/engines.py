@@ -1023,9 +1023,12 @@ class LlamaCppPolicy(EnginePolicy):
         return None
 
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
-        # llama-server: -np (n_parallel) slots share -c (n_ctx) cells; sizer gives each slot the
-        # admitted context, so n_ctx = n_parallel x max_model_len. Default n_parallel 4 (server
-        # "auto" since b5000-era builds), block size 1 (cells are per token), n_batch 2048.
+        # llama-server: -np (n_parallel) slots split -c (n_ctx) cells, n_ctx / n_parallel each,
+        # when -np is given (its unified cache is on only for -np auto, or --kv-unified); sizer
+        # gives each slot the admitted context, so n_ctx = n_parallel x max_model_len, and its plans
+        # set -np (candidates._slots_as_launched). Without one: 4 slots (llama-server's auto since
+        # ggml-org/llama.cpp#16736, 2025-10, where they share one unified cache; 1 before), block
+        # size 1 (cells are per token), n_batch 2048.
         n_parallel = overrides.n_parallel or overrides.max_num_seqs or 4
         return EngineSettings(
             engine=self.name,

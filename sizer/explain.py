@@ -153,12 +153,17 @@ def llama_server_flags(*, ctx_size: int | None, parallel: int | None, gpu_layers
     a one-line error naming the flag."""
     from .units import LLAMACPP_CACHE_TYPES
 
-    out: dict = {"n_parallel": parallel, "max_model_len": None, "kv_dtype": None, "pp": None, "gpu_layers": gpu_layers}
+    out: dict = {"n_parallel": parallel, "max_model_len": None, "kv_dtype": None, "pp": None, "gpu_layers": gpu_layers, "warnings": ()}
     if ctx_size is not None:
         slots = parallel if parallel is not None else 4  # llama-server's default slots, as the rule takes them (LlamaCppPolicy.settings)
         if ctx_size < slots:
             raise FieldValueError(f"-c {ctx_size}: fewer cells than the {slots} slots (-np) it is split among")
         out["max_model_len"] = ctx_size // slots
+        if parallel is None:
+            out["warnings"] = (
+                f"-c {ctx_size} without -np: read as 4 slots of {ctx_size // 4:,} cells each; llama-server without -np runs 1 slot of all "
+                "of them before ggml-org/llama.cpp#16736 (2025-10) and 4 sharing them in one unified cache since: give -np to size the line as it runs",
+            )
     for flag, value in (("--cache-type-k", cache_type_k), ("--cache-type-v", cache_type_v)):
         if value is not None and value not in LLAMACPP_CACHE_TYPES:
             raise FieldValueError(f"{flag} {value}: expected one of {', '.join(LLAMACPP_CACHE_TYPES)}")

@@ -207,3 +207,14 @@ def test_llama_server_flags_read_as_sizers_own(catalog):
     line = _explain_json("--device", "L4", "--engine", "llamacpp", "-m", "llama-3.1-8b-Q4_0.gguf", "-np", "6", "-c", str(6 * 4096), "-ngl", "999",
                          "--cache-type-k", "q8_0", "--cache-type-v", "q4_0", "--flash-attn", "on", "--split-mode", "layer", "--tensor-split", "1,1")
     assert ours == line
+
+
+def test_ctx_size_without_slots_is_read_with_a_warning(tmp_path):
+    """-c without -np: llama-server's slots then depend on its build (1 before
+    ggml-org/llama.cpp#16736, 4 sharing a unified cache since), so the reading is said."""
+    proc = run_sizer("explain", "--model", "llama-3.1-8b", "--device", "L40S", "--engine", "llamacpp", "-c", "16384", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "-c 16384 without -np: read as 4 slots of 4,096 cells each" in proc.stderr and "llama.cpp#16736" in proc.stderr
+    import json
+
+    assert json.loads(proc.stdout)["max_model_len"] == 4096
