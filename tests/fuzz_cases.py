@@ -601,7 +601,7 @@ def relation_case(rng: random.Random) -> Case:
     """Two commands whose answers must relate (check_relation)."""
     w = valid_workload(rng)
     w.pop("constraints", None)
-    relation = rng.choice(["double_demand", "add_constraint", "remove_device", "lower_price", "loosen_slo", "fp8_kv"])
+    relation = rng.choice(["double_demand", "add_constraint", "remove_device", "lower_price", "loosen_slo", "fp8_kv", "raise_confidence"])
     files = {"a.yaml": to_yaml(w)}
     solve_a = ["solve", "{dir}/a.yaml", "--format", "json"]
     if relation == "double_demand":
@@ -628,6 +628,9 @@ def relation_case(rng: random.Random) -> Case:
     elif relation == "lower_price":
         scale = rng.choice(["0.5,1", "0.9,1", "0.25,1"])
         argv = [["sweep", "{dir}/a.yaml", "--price-scale", scale, "--quiet", "--format", "json"] + (["--price-device", rng.choice(w["search"]["devices"])] if rng.random() < 0.5 else [])]
+    elif relation == "raise_confidence":  # SLOs held at a higher quantile of the model's error: never a cheaper plan
+        low, high = sorted(rng.sample(["0.1", "0.5", "0.75", "0.9", "0.99"], 2), key=float)
+        argv = [solve_a + ["--confidence", low], solve_a + ["--confidence", high]]
     elif relation == "loosen_slo":
         lo = _loguniform(rng, 0.02, 0.2)
         argv = [["sweep", "{dir}/a.yaml", "--tpot-p99-s", f"{lo:g},{lo * rng.choice([1.5, 2, 4]):g}", "--quiet", "--format", "json"]]
@@ -851,7 +854,7 @@ def _cost(r: Run) -> float | None:
 
 def check_relation(relation: str, runs: list[Run], folder: Path) -> str | None:
     tol = 1e-6
-    if relation in ("double_demand", "add_constraint", "remove_device"):
+    if relation in ("double_demand", "add_constraint", "remove_device", "raise_confidence"):
         a, b = runs
         if a.code == 0 and b.code == 9:
             if relation == "double_demand" and json.loads(a.out)["status"] == "optimal":
