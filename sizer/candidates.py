@@ -540,8 +540,13 @@ def _as_launched(memory_at, m: MemoryBreakdown, settings: EngineSettings, adm: A
     best = at(lo)  # holds: a cap below the default only shrinks the profiling peak
     if best is None:
         return m, settings, adm
-    hi = min(cap, int(best[2].max_concurrency))
-    while lo < hi:  # invariant: lo holds, every cap above hi does not
+    return _largest_holding(at, lo, min(cap, int(best[2].max_concurrency)), best)
+
+
+def _largest_holding(at, lo: int, hi: int, best):
+    """Bisection for the largest n in lo..hi whose at(n) is not None, given that at(lo) (`best`)
+    is not and that what holds is 1 .. n* (a prefix): returns at(n*)."""
+    while lo < hi:  # invariant: lo holds, every n above hi does not
         mid = (lo + hi + 1) // 2
         got = at(mid)
         if got is None:
@@ -573,15 +578,7 @@ def _slots_as_launched(memory_at, got, settings: EngineSettings):
     best = at(1)
     if best is None:
         return (*got, settings)
-    lo, hi = 1, LLAMACPP_MAX_SLOTS
-    while lo < hi:  # invariant: lo fits, every count above hi does not
-        mid = (lo + hi + 1) // 2
-        trial = at(mid)
-        if trial is None:
-            hi = mid - 1
-        else:
-            lo, best = mid, trial
-    return best
+    return _largest_holding(at, 1, LLAMACPP_MAX_SLOTS, best)
 
 
 def step_model_of(workload: Workload, catalog: Catalog, evaluated: list[Evaluated]):
