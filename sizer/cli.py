@@ -435,21 +435,20 @@ def _llama_server_spellings(f):
     return f
 
 
-def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str]) -> tuple[dict, int | None]:
+def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str]) -> tuple[dict, tuple[str, ...]]:
     """explain's parameters with a llama-server line's flags folded in (explain.llama_server_flags),
-    and its -ngl: a UsageError for such a flag without --engine llamacpp, or one that contradicts
-    the same option given in sizer's own spelling."""
+    and the reading's warnings: a UsageError for such a flag without --engine llamacpp, or one that
+    contradicts the same option given in sizer's own spelling."""
     from .explain import gguf_file_type, llama_server_flags
 
     named = {dest: "/".join(flags) for flags, dest, _ in _LLAMA_SERVER_FLAGS}
     present = [named[k] for k, v in llama.items() if v is not None]
     if not present:
-        return params, None
+        return params, ()
     if engine != "llamacpp":
         raise click.UsageError(f"{present[0]} is llama-server's: add --engine llamacpp")
     flags = llama_server_flags(
-        ctx_size=llama["llama_ctx_size"], parallel=llama["llama_parallel"], gpu_layers=llama["llama_gpu_layers"],
-        cache_type_k=llama["llama_cache_type_k"], cache_type_v=llama["llama_cache_type_v"], flash_attn=llama["llama_flash_attn"],
+        ctx_size=llama["llama_ctx_size"], parallel=llama["llama_parallel"], cache_type_k=llama["llama_cache_type_k"], cache_type_v=llama["llama_cache_type_v"], flash_attn=llama["llama_flash_attn"],
         split_mode=llama["llama_split_mode"], tensor_split=llama["llama_tensor_split"],
     )
     if llama["llama_model_file"] is not None:
@@ -463,8 +462,7 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
         if name in given and out.get(name) is not None and not same:
             raise click.UsageError(f"{flag} gives {name} {value}, which contradicts the same option given as {out[name]}")
         out[name] = value
-    out["llama_warnings"] = flags["warnings"]
-    return out, flags["gpu_layers"]
+    return out, flags["warnings"]
 
 
 @cli.command("explain", short_help="One configuration's memory per GPU, line by line (launch-line flags).", epilog=EXIT_CODES_HELP)
@@ -538,7 +536,7 @@ def explain_cmd(
     llama = {k: spelled.pop(k) for k in list(spelled) if k.startswith("llama_")}
     if quantization is not None and llama.get("llama_model_file") is not None:
         raise click.UsageError("-m names the weights' GGUF type: give it or --quantization, not both")
-    own, gpu_layers = _apply_llama_server(
+    own, llama_warnings = _apply_llama_server(
         {"model_spec": model_spec, "weight_dtype": weight_dtype, "n_parallel": n_parallel, "max_model_len": max_model_len, "kv_dtype": kv_dtype, "pp": pp},
         llama, engine, {name for name in ctx.params if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE},
     )
@@ -555,7 +553,7 @@ def explain_cmd(
         raise click.UsageError("Missing option '--model' (or SGLang's '--model-path').")
     if (trtllm_backend or trtllm_options) and engine != "trtllm":
         raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")
-    option_warnings: list[str] = list(own.get("llama_warnings", ()))
+    option_warnings: list[str] = list(llama_warnings)
     if trtllm_options is not None:
         opts = trtllm_api_options(trtllm_options)
         for name, flag, current in (("kv_dtype", "--kv-cache-dtype", kv_dtype), ("memory_fraction", "--kv_cache_free_gpu_memory_fraction", memory_fraction),
@@ -579,7 +577,7 @@ def explain_cmd(
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
     from .explain import check_gpu_layers
 
-    check_gpu_layers(model, gpu_layers)
+    check_gpu_layers(model, llama["llama_gpu_layers"])
     if served_model_name:
         from dataclasses import replace
 

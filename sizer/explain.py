@@ -143,17 +143,17 @@ def gguf_file_type(path: str) -> tuple[str, str]:
     return model, by_name[kind.lower()]
 
 
-def llama_server_flags(*, ctx_size: int | None, parallel: int | None, gpu_layers: int | None, cache_type_k: str | None, cache_type_v: str | None,
+def llama_server_flags(*, ctx_size: int | None, parallel: int | None, cache_type_k: str | None, cache_type_v: str | None,
                        flash_attn: str | None, split_mode: str | None, tensor_split: str | None) -> dict:
     """What a llama-server line's flags (-c, -np, -ngl, --cache-type-k/-v, --flash-attn,
     --split-mode, --tensor-split) mean to sizer's llama.cpp rule: {"n_parallel", "max_model_len"
     (a slot's context, -c / -np: llama-server gives each slot n_ctx / n_parallel cells), "kv_dtype"
-    (K/V), "pp" (the layer split's GPUs), "gpu_layers"}, None where not given. A value sizer's
+    (K/V), "pp" (the layer split's GPUs)}, None where not given, and "warnings". A value sizer's
     rule cannot size (a row split, a quantised V cache without flash attention, -c below -np) is
-    a one-line error naming the flag."""
+    a one-line error naming the flag (-ngl needs the model: check_gpu_layers)."""
     from .units import LLAMACPP_CACHE_TYPES
 
-    out: dict = {"n_parallel": parallel, "max_model_len": None, "kv_dtype": None, "pp": None, "gpu_layers": gpu_layers, "warnings": ()}
+    out: dict = {"n_parallel": parallel, "max_model_len": None, "kv_dtype": None, "pp": None, "warnings": ()}
     if ctx_size is not None:
         slots = parallel if parallel is not None else 4  # llama-server's default slots, as the rule takes them (LlamaCppPolicy.settings)
         if ctx_size < slots:

@@ -20,6 +20,7 @@ from sizer.memory import KvFormat
 from sizer.model import total_weight_bytes
 from sizer.workload import load_workload
 from tests.test_bad_input import assert_one_line_error, run_sizer
+from tests.test_first_hour import _explain_json
 
 WORKLOAD = """\
 name: lc
@@ -140,18 +141,6 @@ def test_llamacpp_slots_set_by_the_workload_are_kept(catalog, tmp_path):
 
 
 # --- llama-server's flags in `sizer explain` -----------------------------------------------------
-
-
-def _explain_json(*args: str) -> dict:
-    import json
-
-    from click.testing import CliRunner
-
-    from sizer.cli import cli
-
-    result = CliRunner().invoke(cli, ["explain", *args, "--format", "json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 def test_llamacpp_launch_lines_paste_into_explain(catalog, tmp_path):
