@@ -147,7 +147,10 @@ DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8"}, "vllm": {}, "sglang": {}}
 # defaults (DEFAULT_KV: bf16) would halve the KV pool and double the KV reads of those rows.
 # Only unconditional flags are taken (a flag a script sets in one branch of ISL/TP only is not).
 # Single-node aggregated rows only: the multi-node (disaggregated) recipes are not read here.
-INFERENCEX_SOURCE = re.compile(r"db-dump/|source_file=20\d\d-\d\d-\d\d\.csv")
+# InferenceX's own dashboard data, as copies of it name it: the InferenceX-app site's API fixtures
+# (packages/app/cypress/fixtures/api/, captured from the production API) and run directories of
+# official InferenceMAX runs (.../inferencemax/raw/run_<id>/agg_bmk.json): the AMD runners' rows
+INFERENCEX_SOURCE = re.compile(r"db-dump/|source_file=20\d\d-\d\d-\d\d\.csv|InferenceX-app@[0-9a-f]+:packages/app/cypress/fixtures/api/|/inferencemax/raw/run_\d+/")
 HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...], dict], ...] = (
     # (model ids, systems, engine, precisions, flags); max_num_batched_tokens "2isl" = 2 x ISL
     # dsr1_fp8_b200.sh, dsr1_fp4_b200.sh, dsr1_fp8_b300.sh, dsr1_fp4_b300.sh: --kv-cache-dtype fp8_e4m3
@@ -397,6 +400,8 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
     Returned keys: recv_interval (queueing.ContextHold), max_num_seqs (the running-request cap),
     memory_fraction, max_num_batched_tokens."""
     model, system = row.model_id.strip().lower(), row.system.strip().lower()
+    if model in _DSR1_IDS and system in ("mi300x", "mi325x", "mi355x") and max(row.attention_dp, 1) == 1:
+        return amd_sglang_script_flags(row)
     if model not in ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3") or system != "b200_sxm" or max(row.attention_dp, 1) > 1:
         return {}
     conc = row.concurrency or 0.0
@@ -416,6 +421,25 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
 
 
 _MEASURED_ON = re.compile(r"measured=(\d{4}-\d{2}-\d{2})")
+
+
+_DSR1_IDS = ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-r1-0528", "deepseek-ai/deepseek-v3")
+
+
+def amd_sglang_script_flags(row: "MeasuredRow") -> dict:
+    """The decode-step hold of InferenceX's SGLang scripts for DeepSeek-R1 on AMD's runners
+    (dsr1_fp8_mi300x, dsr1_fp8_mi325x, dsr1_fp8_mi355x, dsr1_fp4_mi355x and their _docker / _slurm
+    forerunners; SemiAnalysisAI/InferenceX, the history read @843c6254): every version launches
+    `--num-continuous-decode-steps 4`, dsr1_fp8_mi355x.sh 8 from a2180b61c (2026-05-03, PR #1243).
+    SGLang then runs that many decode steps back to back before its scheduler takes new requests
+    (server_args: "may also increase time-to-first-token latency"): a prompt arriving mid-stretch
+    waits for its end, the hold queueing.ContextHold reads as `recv_interval` (new requests taken
+    every R decode steps). The scripts' KV dtype and prefill chunk changed by date and concurrency:
+    those are the rows' own kv_dtype and max_num_batched_tokens columns, with the commits in notes.
+
+    Returned key: recv_interval."""
+    late = row.system.strip().lower() == "mi355x" and row.precision == "fp8" and measured_on(row) >= "2026-05-03"
+    return {"recv_interval": 8 if late else 4}
 
 
 def measured_on(row: "MeasuredRow") -> str:

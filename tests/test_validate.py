@@ -435,6 +435,47 @@ def test_aiconfigurator_gap_rows_run_the_generators_settings(catalog):
     assert list(setup.step.budget_decode_tokens) == [1.0, 0.0] and list(setup.budget) == [3548.0, 8192.0]
 
 
+def test_inferencex_amd_rows_hold_prompts_for_the_scripts_decode_stretch(catalog):
+    """InferenceX's AMD DeepSeek-R1 rows (the InferenceX-app site's API fixtures and run directories
+    of official runs, catalogs/measurements/public_serving.csv `inferencex-amd-*`): the client's
+    lengths are uniform in [int(0.8 L), L] as on NVIDIA's runners, and every SGLang script launches
+    `--num-continuous-decode-steps 4` (dsr1_fp8_mi355x.sh: 8 from a2180b61c, 2026-05-03;
+    SemiAnalysisAI/InferenceX @843c6254): a prompt waits out the decode stretch under way, the
+    recv_interval hold. The KV dtype and prefill chunk the scripts set by date are the rows' own
+    columns; the shipped rows carry them and their commits, and resolve to the AMD parts with
+    MXFP4 weights for fp4 (the device's FP4, Gpu.fp4_format)."""
+    from sizer.measurements import MeasuredRow, Resolved, harness_flags, read_csv, resolve
+    from sizer.catalog import default_catalog_dir
+
+    def row(system, precision, date, source="vngcloud/InferenceX-app@7fe6d62ad57a3df061be692e86578c7111d880c7:packages/app/cypress/fixtures/api/benchmarks.json"):
+        return MeasuredRow(
+            row_id="x", source=f"{source} (InferenceX run 1; measured={date})", origin="t", model_id="deepseek-ai/DeepSeek-R1-0528",
+            system=system, engine="sglang", engine_version="0.5.9", precision=precision, mode="agg", kind="concurrency",
+            isl=1024.0, osl=1024.0, concurrency=16.0, tp=8, ttft_ms=100.0, tpot_ms=10.0, kv_dtype="fp8",
+        )
+
+    assert harness_flags(row("mi300x", "fp8", "2026-02-12")) == {"range_ratio": 0.8, "recv_interval": 4}
+    assert harness_flags(row("mi355x", "fp8", "2026-05-02")) == {"range_ratio": 0.8, "recv_interval": 4}
+    assert harness_flags(row("mi355x", "fp8", "2026-05-27")) == {"range_ratio": 0.8, "recv_interval": 8}
+    assert harness_flags(row("mi355x", "fp4", "2026-05-27")) == {"range_ratio": 0.8, "recv_interval": 4}
+    mantile = row("mi325x", "fp8", "", source="gminneci/mantile@72ff84ebfd56ee0b15bd17d7d49a70fbb4e50256:reconcile/sources/inferencemax/raw/run_20609406656/agg_bmk.json")
+    assert harness_flags(mantile) == {"range_ratio": 0.8, "recv_interval": 4}
+    assert harness_flags(row("mi300x", "fp8", "2026-02-12", source="some other benchmark")) == {}
+    r = resolve(row("mi355x", "fp4", "2026-05-27"), catalog)
+    assert isinstance(r, Resolved) and r.gpu.name == "MI355X" and r.weight_dtype == "mxfp4" and r.kv_dtype == "fp8"
+    assert r.prompt.quantile(0) == 819 and r.prompt.quantile(100) == 1024
+
+    shipped = [x for x in read_csv(default_catalog_dir() / "measurements" / "public_serving.csv") if x.row_id.startswith("inferencex-amd-")]
+    assert len(shipped) == 317
+    by_gpu = {}
+    for x in shipped:
+        res = resolve(x, catalog)
+        assert isinstance(res, Resolved), x.row_id
+        by_gpu[res.gpu.name] = by_gpu.get(res.gpu.name, 0) + 1
+        assert harness_flags(x)["range_ratio"] == 0.8 and x.kv_dtype in ("bf16", "fp8") and x.max_num_batched_tokens in (32768, 131072, 196608)
+    assert by_gpu == {"MI300X": 63, "MI325X": 58, "MI355X": 196}
+
+
 def test_mlperf_harness_charges_trtllm_sequences_half_their_output(catalog):
     """TensorRT-LLM's default scheduler (GUARANTEED_NO_EVICT) admits a request once blocks for its
     whole output are free, so a served row's sequence is charged isl + osl tokens. NVIDIA's MLPerf
