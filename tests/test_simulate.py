@@ -169,16 +169,20 @@ def test_simulate_cli_json_is_deterministic(root):
 
 def test_simulation_agrees_with_the_analytic_model_on_a_plan(chat, h100):
     """Chat's H100 tp=2 replica under the engine's default sequence cap (1,024, which the batch
-    never reaches) at three quarters of the load the analytic model saturates at (bisected, so that
-    a refit of the shipped factors moves the load with the replica's capacity rather than past its
-    knee), 3,000 s of arrivals: the simulated TTFT and TPOT p50 and p99 within 15 % of
-    queueing.evaluate_load's, which takes the cap the simulated engine runs (ReplicaSpec.max_num_seqs,
-    not the launch line's 60, which this load would overrun: its wait for a slot is
-    tests/test_simulate_workloads.py's). Under the fit of 2026-12-04 that took vLLM's default
-    context the replica saturates at 4.64 req/s and is run at 3.48 (TPOT p99 65.6 ms simulated,
-    60.1 analytic); at 4 req/s, 86 % of its capacity, the two p99s part by a quarter (104 against
-    83 ms), as they did by a third at 85 % under the fit before (116 against 86 ms at 4.32 req/s):
-    near the knee the analytic tail is the optimistic one."""
+    never reaches) at 0.65 of the load the analytic model saturates at (bisected, so that a refit of
+    the shipped factors moves the load with the replica's capacity rather than past its knee; 0.65
+    is where the shipped chat plan runs, 3.0 of 4.61 req/s), 12,000 s of arrivals (about 36,000
+    requests, so that the p99 rests on some 360 of them): the simulated TTFT and TPOT p50 within
+    5 % of queueing.evaluate_load's, the p99s within 15 %, and the simulated TTFT p99 not below the
+    analytic one. evaluate_load takes the cap the simulated engine runs (ReplicaSpec.max_num_seqs,
+    not the launch line's 61, which this load would overrun: its wait for a slot is
+    tests/test_simulate_workloads.py's).
+
+    Measured under the fit of 2026-12-05 (seeds 11, 1, 2): TTFT p99 +10.3, +13.4, +9.9 %, TPOT p99
+    +4.9, +6.8, +5.2 %, p50s within 2.1 %. The analytic tail is the optimistic one, and more so near
+    the knee: at 0.75 of saturation the TTFT p99 gap is +10 to +15 % over 12,000 s, and over 3,000 s
+    windows (seeds 11, 1, 2, 3, 4) +15, +22, +15, +15 and +12 % (+7 to +20 % under the fit before),
+    where this test ran one 3,000 s window of seed 11 at 0.75 until the refit put it at +15.3 %."""
     from sizer.simulate import analytic
 
     t = chat.traffic
@@ -190,14 +194,15 @@ def test_simulation_agrees_with_the_analytic_model_on_a_plan(chat, h100):
         finite = all(math.isfinite(float(v[0])) for v in (*p.ttft_s.values(), *p.tpot_s.values()))
         lo, hi = (mid, hi) if finite else (lo, mid)
     assert 2.0 < lo < 10.0  # a 70B replica on two H100s: a few requests a second
-    rate = 0.75 * lo
+    rate = 0.65 * lo
     loaded = replace(uncapped, rate_rps=rate)
-    arr = poisson_arrivals(rate, 3000, t.prompt_tokens, t.output_tokens, 11)
-    result = simulate_replica(loaded, arr, duration_s=3000)
+    arr = poisson_arrivals(rate, 12_000, t.prompt_tokens, t.output_tokens, 11)
+    result = simulate_replica(loaded, arr, duration_s=12_000)
     point = analytic(loaded, chat)
-    for key in ("p50", "p99"):
-        assert result.ttft_s[key] == pytest.approx(point.ttft_s[key][0], rel=0.15), key
-        assert result.tpot_s[key] == pytest.approx(point.tpot_s[key][0], rel=0.15), key
+    for key, rel in (("p50", 0.05), ("p99", 0.15)):
+        assert result.ttft_s[key] == pytest.approx(point.ttft_s[key][0], rel=rel), key
+        assert result.tpot_s[key] == pytest.approx(point.tpot_s[key][0], rel=rel), key
+    assert result.ttft_s["p99"] >= point.ttft_s["p99"][0]  # the analytic tail is the optimistic one
     assert result.unfinished == 0 and math.isfinite(result.kv_utilization_mean)
 
 
