@@ -400,7 +400,7 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
     Returned keys: recv_interval (queueing.ContextHold), max_num_seqs (the running-request cap),
     memory_fraction, max_num_batched_tokens."""
     model, system = row.model_id.strip().lower(), row.system.strip().lower()
-    if model in _DSR1_IDS and system in ("mi300x", "mi325x", "mi355x") and max(row.attention_dp, 1) == 1:
+    if model in (*_DSR1, "deepseek-ai/deepseek-r1-0528") and system in ("mi300x", "mi325x", "mi355x") and max(row.attention_dp, 1) == 1:
         return amd_sglang_script_flags(row)
     if model not in ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3") or system != "b200_sxm" or max(row.attention_dp, 1) > 1:
         return {}
@@ -421,9 +421,6 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
 
 
 _MEASURED_ON = re.compile(r"measured=(\d{4}-\d{2}-\d{2})")
-
-
-_DSR1_IDS = ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-r1-0528", "deepseek-ai/deepseek-v3")
 
 
 def amd_sglang_script_flags(row: "MeasuredRow") -> dict:
