@@ -442,8 +442,9 @@ def test_inferencex_amd_rows_hold_prompts_for_the_scripts_decode_stretch(catalog
     `--num-continuous-decode-steps 4` (dsr1_fp8_mi355x.sh: 8 from a2180b61c, 2026-05-03;
     SemiAnalysisAI/InferenceX @843c6254): a prompt waits out the decode stretch under way, the
     recv_interval hold. The KV dtype and prefill chunk the scripts set by date are the rows' own
-    columns; the shipped rows carry them and their commits, and resolve to the AMD parts with
-    MXFP4 weights for fp4 (the device's FP4, Gpu.fp4_format)."""
+    columns; the shipped rows carry them and their commits and an SGLang release each (the export's
+    image, else the one InferenceX's workflow config named for that date), and resolve to the AMD
+    parts with MXFP4 weights for fp4 (the device's FP4, Gpu.fp4_format)."""
     from sizer.measurements import MeasuredRow, Resolved, harness_flags, read_csv, resolve
     from sizer.catalog import default_catalog_dir
 
@@ -473,6 +474,7 @@ def test_inferencex_amd_rows_hold_prompts_for_the_scripts_decode_stretch(catalog
         assert isinstance(res, Resolved), x.row_id
         by_gpu[res.gpu.name] = by_gpu.get(res.gpu.name, 0) + 1
         assert harness_flags(x)["range_ratio"] == 0.8 and x.kv_dtype in ("bf16", "fp8") and x.max_num_batched_tokens in (32768, 131072, 196608)
+        assert x.engine_version, x.row_id  # the export's image, else the workflow config's of the run's date
     assert by_gpu == {"MI300X": 63, "MI325X": 58, "MI355X": 196}
 
 
