@@ -18,8 +18,16 @@ limited +6.8 %; up to +16.5 and +14.6 % on seeds 1-3); chat's still is (+2.3 %).
 to +16.4 % under the refit that charges MLPerf's TensorRT-LLM runs half their output and was
 stated at 20 % for that refit; under the refit with MI350X's rows it is +0.8 % (seeds 1-3: +3.3,
 +5.3, +20.3 %), within 15 % on seed 7 again, and no longer stated: its seed-7 figure crosses 15 %
-with each refit, the p99's own spread. Where seed 7's gap is past 15 %, it is stated here and in the
-README, held to the figure measured when it was stated, so that it cannot grow unnoticed:
+with each refit, the p99's own spread. Under the refit with InferenceX's AMD rows (2026-12-05) it is
+past 15 % on every seed, stated again below. Where seed 7's gap is past 15 %, it is stated here and
+in the README, held to the figure measured when it was stated, so that it cannot grow unnoticed:
+
+    limited-llama-3.1-70b   H100-SXM tp=2 at 2.95 req/s, TTFT p99 +18.7 % (1.122 s analytic, 1.331 s
+                            simulated; seeds 1, 2, 3: +18.0, +15.1, +16.0 %) under the refit of
+                            2026-12-05 with InferenceX's AMD rows (+12.5 % on seed 7 under the one
+                            before it with the rows' first release labels, +7.0 % before that): the
+                            analytic tail is the optimistic one (as tests/test_simulate.py's chat
+                            replica checks), 0.2 s short of the simulated one against a 2 s bound.
 
     daily-llama-3.1-8b-aws  L40S tp=1 at 5.71 req/s, TTFT p99 +54.0 % (0.953 s analytic, 1.468 s
                             simulated; seeds 1, 2, 3: +7.7, +11.0, -11.3 %) under the refit that
@@ -50,6 +58,7 @@ from .conftest import WORKLOADS
 # (workload, device): {metric: bound on |simulated - analytic| / analytic} where 15 % does not hold
 STATED_GAPS = {
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.55},
+    ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.20},
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
 }
 SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
