@@ -150,13 +150,14 @@ DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8"}, "vllm": {}, "sglang": {}}
 # InferenceX's own dashboard data, as copies of it name it: the InferenceX-app site's API fixtures
 # (packages/app/cypress/fixtures/api/, captured from the production API) and run directories of
 # official InferenceMAX runs (.../inferencemax/raw/run_<id>/agg_bmk.json): the AMD runners' rows
+_DSR1 = ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3")  # DeepSeek-R1 as InferenceX's exports name it, and V3 (the same network)
 INFERENCEX_SOURCE = re.compile(r"db-dump/|source_file=20\d\d-\d\d-\d\d\.csv|InferenceX-app@[0-9a-f]+:packages/app/cypress/fixtures/api/|/inferencemax/raw/run_\d+/")
 HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...], dict], ...] = (
     # (model ids, systems, engine, precisions, flags); max_num_batched_tokens "2isl" = 2 x ISL
     # dsr1_fp8_b200.sh, dsr1_fp4_b200.sh, dsr1_fp8_b300.sh, dsr1_fp4_b300.sh: --kv-cache-dtype fp8_e4m3
-    (("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8"}),
+    (_DSR1, ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8"}),
     # dsr1_fp8_h200.sh: --chunked-prefill-size 32768 in both branches, KV in the model dtype
-    (("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), ("h200_sxm",), "sglang", ("fp8",), {"max_num_batched_tokens": 32768}),
+    (_DSR1, ("h200_sxm",), "sglang", ("fp8",), {"max_num_batched_tokens": 32768}),
     # deprecated/glm5_fp8_b200.sh, glm5_fp8_b300.sh, glm5_fp4_b200.sh: fp8_e4m3 KV, --chunked-prefill-size 32768
     (("zhipuai/glm-5",), ("b200_sxm", "b300_sxm"), "sglang", ("fp8", "fp4"), {"kv_dtype": "fp8", "max_num_batched_tokens": 32768}),
     # deprecated/minimaxm2.5_fp{8,4}_b{200,300}.sh: --kv-cache-dtype fp8 --max-num-batched-tokens $((ISL * 2))
@@ -219,7 +220,7 @@ def harness_flags(row: "MeasuredRow") -> dict:
 # which the point was listed. Read by inferencex_decode_cap.
 INFERENCEX_RECIPES = "inferencex_disagg_recipes.csv"
 # the config names' model prefix -> the model ids InferenceX's exports give those rows
-_RECIPE_MODELS = {"dsr1": ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3"), "kimik2.5": ("moonshotai/kimi-k2.5",)}
+_RECIPE_MODELS = {"dsr1": _DSR1, "kimik2.5": ("moonshotai/kimi-k2.5",)}
 # runner name prefix (gb200, b200-multinode-slurm, ...) -> the exports' system
 _RECIPE_RUNNERS = (("gb200", "gb200"), ("gb300", "gb300"), ("b200", "b200_sxm"), ("b300", "b300_sxm"), ("h200", "h200_sxm"), ("h100", "h100_sxm"))
 
@@ -402,7 +403,7 @@ def sglang_script_flags(row: "MeasuredRow") -> dict:
     model, system = row.model_id.strip().lower(), row.system.strip().lower()
     if model in (*_DSR1, "deepseek-ai/deepseek-r1-0528") and system in ("mi300x", "mi325x", "mi355x") and max(row.attention_dp, 1) == 1:
         return amd_sglang_script_flags(row)
-    if model not in ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3") or system != "b200_sxm" or max(row.attention_dp, 1) > 1:
+    if model not in _DSR1 or system != "b200_sxm" or max(row.attention_dp, 1) > 1:
         return {}
     conc = row.concurrency or 0.0
     recv = 30 if conc >= 16 else 10
@@ -478,7 +479,7 @@ def trtllm_script_flags(row: "MeasuredRow") -> dict:
         out["max_num_batched_tokens"] = 16384
         if row.isl == 1024 and row.osl == 1024 and row.tp < 8:
             out.update(batch_wait_iters=20, batch_wait_tokens=0.9 * 16384)
-    elif model in ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3") and system in ("b200_sxm", "h200_sxm"):
+    elif model in _DSR1 and system in ("b200_sxm", "h200_sxm"):
         date = measured_on(row)
         tokens = (conc + row.isl + 64 + 63) // 64 * 64
         if date >= "2026-01-21":
@@ -505,7 +506,6 @@ def trtllm_script_flags(row: "MeasuredRow") -> dict:
 # 2025-11-18, 06667a51e 2025-12-02, 25506e87c 2025-12-05), and d8fe8f73e (2025-11-10: SGLang
 # v0.5.3rc1 -> v0.5.5). Without it the rows shared one release-less offset with every other source
 # that names no release (public vLLM runs, MLPerf), whatever they ran.
-_DSR1 = ("deepseek-ai/deepseek-r1", "deepseek-ai/deepseek-v3")
 INFERENCEX_RELEASES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]], ...] = (
     ("vllm", ("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm", "h100_sxm"), ("fp8", "fp4"), (("2025-10-01", "0.10.2"),)),
     ("trtllm", ("meta-llama/llama-3.1-70b",), ("b200_sxm", "h200_sxm"), ("fp8", "fp4"), (("2025-10-01", "1.1.0rc2.post2"),)),
