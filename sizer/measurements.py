@@ -594,6 +594,7 @@ class MeasuredRow:
     max_model_len: int | None = None  # the context the engine was launched with (--max-model-len), when the source gives it
     scenario: str = ""  # MLPerf's scenario when the kind column names it (server, interactive): the bounds its rate was the largest within
     in_process: bool = False  # driven in-process (gptSessionBenchmark, vLLM benchmark_latency): no serving front end, no per-request overhead
+    rate_basis: str = ""  # where request_rate_rps came from when the source gives none: "samples_per_s", or "output_tokens_per_s" (over the dataset's mean output); "" = given
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -869,12 +870,21 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
             conc = float(m.group(1)) if m else None
     if kind in ("concurrency", "batch") and conc is None:
         cells.bad("no concurrency: batch_size (or concurrency) missing and none in silicon_data_source")
-    if kind == "rate" and rate is None:
-        cells.bad("kind rate: request_rate_rps missing")
     ttft = cells.number(ttft_col) if ttft_col else None
     tpot = cells.number(tpot_col) if tpot_col else None
     thr = cells.number("output_tokens_per_s")
     sps = cells.number("samples_per_s")
+    rate_basis = ""
+    if kind == "rate" and rate is None and dataset:
+        # MLPerf's results table gives a Server or Interactive run's throughput, not its scheduled
+        # rate: a valid run completes what it schedules, so samples/s is the rate, and tokens/s
+        # over the dataset's mean output is (resolve, once the dataset is read)
+        if sps is not None:
+            rate, rate_basis = sps, "samples_per_s"
+        elif thr is not None:
+            rate_basis = "output_tokens_per_s"
+    if kind == "rate" and rate is None and not rate_basis:
+        cells.bad("kind rate: request_rate_rps missing" + ("" if dataset else " (an MLPerf server or interactive run on a named dataset may give samples_per_s or output_tokens_per_s instead)"))
     if ttft is None and tpot is None and thr is None:
         cells.bad("no measured TTFT, TPOT or throughput")
     per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
@@ -929,6 +939,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         max_model_len=model_len,
         scenario=scenario,
         in_process=in_process,
+        rate_basis=rate_basis,
     )
 
 
@@ -1227,6 +1238,10 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             ms = named.bounds_ms(rate_scenario(row))
             if ms is not None:
                 bounds = (ms[0] / 1000.0, ms[1] / 1000.0)
+        if row.rate_basis == "output_tokens_per_s" and bounds is not None:
+            from dataclasses import replace as _replace
+
+            row = _replace(row, request_rate_rps=row.output_tokens_per_s / output.mean)
     elif row.isl and row.osl and model.max_position_embeddings and row.isl + row.osl > model.max_position_embeddings:
         # no engine serves it: vLLM refuses a --max-model-len above the model's, TRT-LLM and SGLang
         # cap max_seq_len at it; the row's lengths are not what ran
@@ -1235,6 +1250,10 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             reason=f"isl + osl = {row.isl + row.osl:,.0f} tokens exceeds {model_name}'s context, max_position_embeddings {model.max_position_embeddings:,} "
             "(a rope-scaled launch: add the model under catalogs/models/ with max_position_embeddings set to the scaled context)",
         )
+    if row.rate_basis and bounds is None:
+        # a rate taken from the run's own throughput predicts that throughput back, whatever the
+        # model: only a run at the edge of its benchmark's bounds says something (validate.bounded_rates_rps)
+        return Skipped(row=row, reason=f"kind rate: request_rate_rps missing, and {row.dataset or 'a row of fixed lengths'} gives no {rate_scenario(row)} latency bounds to read the run's throughput against")
     if row.max_model_len and model.max_position_embeddings and row.max_model_len > model.max_position_embeddings:
         return Skipped(
             row=row,

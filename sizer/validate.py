@@ -889,6 +889,7 @@ def report_dict(report: Report) -> dict:
                 "osl": None if r.row.dataset else r.row.osl,
                 "concurrency": r.row.concurrency,
                 "request_rate_rps": r.row.request_rate_rps,
+                "request_rate_from": r.row.rate_basis or None,
                 "measured_ttft_ms": _round(r.row.ttft_ms, 3),
                 "predicted_ttft_ms": _round(r.predicted_ttft_ms, 3),
                 "measured_tpot_ms": _round(r.row.tpot_ms, 4),

@@ -368,6 +368,42 @@ def test_a_bound_runs_throughput_is_the_models_largest_rate_within_its_bounds(tm
     assert not (above.stable[0] and above.ttft_s["p99"][0] <= 2.0 and above.tpot_s["p99"][0] <= 0.2)
 
 
+def test_a_bound_run_without_its_rate_takes_it_from_its_throughput(tmp_path, catalog):
+    """MLPerf's results table gives a Server or Interactive run's tokens/s, not its scheduled rate.
+    A row on a dataset with bounds may leave request_rate_rps empty: the rate is its completed
+    samples/s where given (a valid run completes what it schedules: AMD's v4.1 8xMI300X Server,
+    73.66 scheduled, 71.74 completed), else its tokens/s over the dataset's mean output
+    (21,028.23 / 8 replicas / 293.8 = 8.95 req/s a replica, 73.66 / 8 = 9.21 scheduled). Its
+    throughput is predicted as the model's largest rate within the bounds, as with the rate given;
+    the JSON says where the rate came from. Without a dataset, or on one without bounds, the rate
+    would only predict the measured throughput back: the row is refused with its reason."""
+    from sizer.validate import report_dict, validate_rows
+
+    given, sps, tok, nods = _mlperf_csv(
+        tmp_path,
+        "sps,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,server,mlperf-llama2-70b,,,1,8,,21028.23,71.74,,\n"
+        "tok,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,server,mlperf-llama2-70b,,,1,8,,21028.23,,,\n"
+        "nods,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,server,,222,293,1,8,,21028.23,71.74,,\n",
+    )
+    assert (given.rate_basis, sps.rate_basis, tok.rate_basis) == ("", "samples_per_s", "output_tokens_per_s")
+    assert sps.request_rate_rps == pytest.approx(71.74 / 8) and sps.invalid is None
+    assert tok.request_rate_rps is None and tok.invalid is None  # the dataset's mean output is read in resolve
+    res = resolve(tok, catalog)
+    assert res.output.mean == pytest.approx(293.8, abs=0.1)
+    assert res.row.request_rate_rps == pytest.approx(21028.23 / 8 / res.output.mean) == pytest.approx(8.95, abs=0.01)
+    assert nods.invalid == "kind rate: request_rate_rps missing (an MLPerf server or interactive run on a named dataset may give samples_per_s or output_tokens_per_s instead)"
+    scheduled = replace(tok, row_id="scheduled", request_rate_rps=73.66 / 8, rate_basis="")  # the same run, its rate given
+    report = validate_rows([given, sps, tok, scheduled], catalog)
+    by = {r.row.row_id: r for r in report.results}
+    assert by["tok"].predicted_max_rate_rps == pytest.approx(by["scheduled"].predicted_max_rate_rps, rel=1e-9)
+    assert by["tok"].predicted_tokens_per_s == pytest.approx(by["scheduled"].predicted_tokens_per_s, rel=1e-9)
+    assert by["sps"].predicted_max_rate_rps > 0  # read with the output rescaled to its 293.1 tokens a request
+    rows = {x["id"]: x for x in report_dict(report)["rows"]}
+    assert (rows["srv"]["request_rate_from"], rows["sps"]["request_rate_from"], rows["tok"]["request_rate_from"]) == (None, "samples_per_s", "output_tokens_per_s")
+    plain = resolve(replace(tok, dataset=None, isl=222.0, osl=293.0), catalog)
+    assert not isinstance(plain, Resolved) and "gives no server latency bounds" in plain.reason
+
+
 def test_a_bound_runs_latencies_are_the_models_at_its_largest_rate(tmp_path, catalog):
     """A bound run's TTFT and TPOT are predicted where its throughput is: at the model's largest
     rate within the run's bounds (validate.bound_latencies_s), the open loop there (queueing.
