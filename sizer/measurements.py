@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from pathlib import Path
 
-from .catalog import Catalog, Gpu
+from .catalog import Catalog, Gpu, device_key
 from .engines import resolve_kv_dtype
 from .errors import FieldValueError, InputFileError, SizerError
 from .model import ModelArch
@@ -95,6 +95,44 @@ SYSTEMS = {
     "l4": "L4",
     "a100_pcie": "A100-80GB-PCIe",
 }
+
+# Words of a system name that say its device is partitioned (a fraction of the chip per logical
+# GPU: AMD's NPS2/NPS4 memory and DPX/QPX/CPX compute partitions): such a name names no catalog device.
+_PARTITION_WORD = re.compile(r"nps[248]|[dqct]px", re.I)
+
+
+def device_in_system_name(system: str, catalog: Catalog) -> Gpu | None:
+    """The catalog device a whole system's name names, where the name is not a device's: MLPerf's
+    submission folders and results-table system names (`8xMI355X_2xEPYC_9575F`,
+    `R760xa_L40Sx4_TRT`, `DGX-H100_H100-SXM-80GBx8_TRT`, `Dell PowerEdge XE9680 (8x
+    H100-SXM-80GB, TensorRT)`). The name is cut into words at underscores, hyphens, spaces,
+    commas, slashes and parentheses, each word's count (`8x`, `x4`) dropped; the longest runs of
+    consecutive words that name a catalog device (Catalog.gpu, joined by hyphens) decide. None when
+    no run names one, when the longest name different devices, when a word says the device is
+    partitioned, or when the run is a bare chip several devices share (`ESC8000A_E12_H100x8_TRT`
+    ran H100 PCIe cards, `NC_H100_v5_TRT` H100 NVL: `H100` alone names neither)."""
+    words = [re.sub(r"^\d+x(?=[a-z])|(?<=[a-z0-9])x\d+$|^\d+x$", "", w, flags=re.I) for w in re.split(r"[-_\s,/()]+", str(system))]
+    words = [w for w in words if w]
+    if not words or any(_PARTITION_WORD.fullmatch(w) for w in words):
+        return None
+    chips: dict[str, int] = {}
+    for g in catalog.gpus:
+        chip = device_key(g.name.split("-")[0])
+        chips[chip] = chips.get(chip, 0) + 1
+    for n in range(len(words), 0, -1):
+        found: dict[str, Gpu] = {}
+        for i in range(len(words) - n + 1):
+            run = "-".join(words[i : i + n])
+            try:
+                g = catalog.gpu(run)
+            except SizerError:
+                continue
+            found[g.name] = None if chips.get(device_key(run), 0) > 1 else g
+        if found:
+            (g,) = found.values() if len(found) == 1 else (None,)
+            return g
+    return None
+
 
 # Checkpoints whose architecture is a catalog model's: the weight format is the row's precision.
 SAME_ARCHITECTURE = {
@@ -1274,6 +1312,8 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     try:
         gpu = catalog.gpu(device)
     except SizerError:
+        gpu = device_in_system_name(row.system, catalog)
+    if gpu is None:
         return Skipped(row=row, reason=f"system {row.system!r} is not in the GPU catalog")
     wd = _weight_dtype(model, row.precision, gpu)
     if wd is None:

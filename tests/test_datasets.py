@@ -496,6 +496,51 @@ def test_an_mlperf_row_in_the_submissions_own_spellings_reads_as_the_shipped_one
     assert pred.tpot_s[0] == pred.tpot_s[1] and pred.ttft_s[0] == pred.ttft_s[1]
 
 
+def test_an_mlperf_system_name_names_its_device_or_none(tmp_path, catalog):
+    """A row may carry the submission's system name (its results folder, or the results table's
+    `System`) where a device name belongs. The device is the longest run of the name's words that
+    names one, counts dropped. On every MLPerf results folder the shipped rows come from (46) it is
+    the row's own device or none, never another: a bare `H100` is refused (ASUSTeK's
+    ESC8000A_E12_H100x8 ran H100 PCIe, Microsoft's NC_H100_v5 and ASUSTeK's ESC4000A_E12_4XH100
+    H100 NVL), as is a partitioned chip; a row so named resolves as the same row named by device."""
+    import re
+
+    from sizer.measurements import SYSTEMS, device_in_system_name, shipped_rows
+
+    folders: dict[str, set[str]] = {}
+    for r in shipped_rows(catalog.root / "measurements"):
+        m = re.search(r"/results/([^/]+)/", r.source or "")
+        if m:
+            folders.setdefault(m.group(1), set()).add(catalog.gpu(SYSTEMS.get(r.system.lower(), r.system)).name)
+    got = {f: device_in_system_name(f, catalog) for f in folders}
+    assert len(folders) >= 40 and all(len(d) == 1 for d in folders.values())
+    wrong = {f: (g.name, folders[f]) for f, g in got.items() if g is not None and {g.name} != folders[f]}
+    assert wrong == {}
+    assert sum(g is not None for g in got.values()) >= len(folders) - 5
+    by_hand = {
+        "8xMI325X_2xEPYC_9575F": "MI325X",
+        "DGX-H100_H100-SXM-80GBx8_TRT": "H100-SXM",
+        "C245M8_H100NVL_94GBx2_TRT": "H100-NVL",
+        "XE7745_L40Sx8_TRT": "L40S",
+        "Dell PowerEdge XE9680 (8x H100-SXM-80GB, TensorRT)": "H100-SXM",
+        "ThinkSystem_SR650_V3_L4x8": "L4",
+        "GH200-144GB_aarch64x1_TRT": "GH200-144GB",
+        "ESC8000A_E12_H100x8_TRT": None,
+        "NC_H100_v5_TRT": None,
+        "8xMI300X_NPS4_CPX": None,
+        "H200_and_H100": None,
+        "G893-ZX1-AAX2": None,
+    }
+    assert {k: (g.name if (g := device_in_system_name(k, catalog)) else None) for k in by_hand} == by_hand
+    header = "id,model_path,system,backend,precision,kind,dataset,tp_size,replicas,output_tokens_per_s\n"
+    (tmp_path / "mine.csv").write_text(header + "a,llama2-70b-99,8xMI325X_2xEPYC_9575F,vllm,fp8,offline,mlperf-llama2-70b,1,8,33928.1\n" + "b,llama2-70b-99,mi325x,vllm,fp8,offline,mlperf-llama2-70b,1,8,33928.1\n" + "c,llama2-70b-99,NC_H100_v5_TRT,vllm,fp8,offline,mlperf-llama2-70b,1,8,33928.1\n")
+    a, b, c = (resolve(r, catalog) for r in read_csv(tmp_path / "mine.csv"))
+    assert a.gpu.name == b.gpu.name == "MI325X"
+    pred = predict(build_setup([a, b]))
+    assert pred.output_tokens_per_s[0] == pred.output_tokens_per_s[1]
+    assert not isinstance(c, Resolved) and c.reason == "system 'NC_H100_v5_TRT' is not in the GPU catalog"
+
+
 def test_a_precision_in_the_engines_words_reads_as_sizers(tmp_path, catalog):
     """`bfloat16`, `float16`, `fp8_e4m3`, `AWQ` and `auto` (vLLM's --dtype / --quantization words)
     name bf16, fp16, fp8, int4 and the checkpoint's own format: a row is not skipped for its spelling."""
