@@ -1116,8 +1116,8 @@ _FORMAT_WORDS = frozenset(
     {"fp8", "fp4", "nvfp4", "mxfp4", "int4", "int8", "w4a16", "w8a8", "w4a8", "w8a16", "awq", "gptq", "quark", "kv", "dynamic", "static", "preview", "quantized"}
 )
 # MLPerf's benchmark names (mlcommons/inference loadgen/mlperf.conf: llama2-70b, llama2-70b-interactive,
-# llama3_1-8b, llama3_1-405b; the submissions' -99 and -99.9 accuracy targets).
-_MLPERF_BENCHMARK = re.compile(r"(?:-(?:99(?:\.9)?|interactive))+$")
+# llama3_1-8b, llama3_1-8b-edge, llama3_1-405b; the submissions' -99 and -99.9 accuracy targets).
+_MLPERF_BENCHMARK = re.compile(r"(?:-(?:99(?:\.9)?|interactive|edge|datacenter))+$")
 
 
 def checkpoint_architecture(model_id: str) -> tuple[str, tuple[str, ...]]:

@@ -1042,6 +1042,9 @@ def _named_row(model_id, precision="fp8"):
         ("llama2-70b-interactive", "llama-2-70b"),
         ("llama3_1-8b", "llama-3.1-8b"),
         ("llama3_1-405b-interactive", "llama-3.1-405b"),
+        # the Edge suite's llama3_1-8b-edge (the reference SUT_VLLM.py's --lg-model-name choices)
+        ("llama3_1-8b-edge", "llama-3.1-8b"),
+        ("deepseek-r1-interactive-99", "deepseek-r1"),
         # quantised checkpoints the submitters and vendors publish: the row's precision is the format
         ("amd/Llama-2-70b-chat-hf-FP8-KV", "llama-2-70b"),
         ("amd/Mixtral-8x7B-Instruct-v0.1-FP8-KV", "mixtral-8x7b"),
