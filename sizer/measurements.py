@@ -222,13 +222,23 @@ HARNESS_FLAGS: tuple[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...
 INFERENCEX_RANGE_RATIO = 0.8
 
 
+# An MLPerf submission that quantises its weights to FP8 or FP4 quantises its KV cache to FP8 with
+# them: NVIDIA's TensorRT-LLM harness and AMD's vLLM one (`--kv-cache-dtype fp8` on the FP8-KV
+# checkpoints), and their partners' copies. 143 of the 147 shipped MLPerf runs say so in their code;
+# the other four (Red Hat's vLLM and Dell's TensorRT-LLM L40S runs) kept FP16 and their rows say so.
+MLPERF_QUANTIZED_FLAGS = {"kv_dtype": "fp8"}
+
+
 def harness_flags(row: "MeasuredRow") -> dict:
     """The conditions the row's harness set and the row does not record: InferenceX's length
     range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS and,
     for TRT-LLM, trtllm_script_flags: aggregated rows); the launch settings aiconfigurator's
-    generator writes, for the rows of aiconfigurator's own gap analysis (aic_generator_flags)."""
+    generator writes, for the rows of aiconfigurator's own gap analysis (aic_generator_flags); an
+    MLPerf submission's FP8 KV cache beside FP8 or FP4 weights (MLPERF_QUANTIZED_FLAGS)."""
     if AIC_GAP_SOURCE.search(row.source or ""):
         return aic_generator_flags(row)
+    if (row.dataset or "").strip().lower().startswith("mlperf-") and row.precision in ("fp8", "fp4"):
+        return dict(MLPERF_QUANTIZED_FLAGS)
     if not INFERENCEX_SOURCE.search(row.source or ""):
         return {}
     out: dict = {"range_ratio": INFERENCEX_RANGE_RATIO}
