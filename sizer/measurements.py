@@ -590,6 +590,36 @@ def _uniform_lengths(length: float, ratio: float):
 # Measurement precision -> weight format (the model's own checkpoint format when it is that precision).
 PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4", "int4": "int4", "bf16": "bf16", "fp16": "fp16", "nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
+# aiconfigurator's quant-mode columns (gemm_quant_mode, moe_quant_mode: its GEMMQuantMode and
+# MoEQuantMode names, ai-dynamo/aiconfigurator sdk/common.py) -> (the bits a weight is stored in,
+# the precision sizer reads it as). fp8_block is FP8 with block scales; w4afp8 and
+# w4a8_mxfp4_mxfp8 store 4-bit weights and compute in FP8; int4_wo and w4a16_mxfp4 are weight-only.
+QUANT_MODES = {
+    "bfloat16": (16, "bf16"),
+    "float16": (16, "fp16"),
+    "fp8": (8, "fp8"),
+    "fp8_block": (8, "fp8"),
+    "fp8_ootb": (8, "fp8"),
+    "int8_wo": (8, ""),
+    "sq": (8, ""),
+    "int4_wo": (4, "int4"),
+    "w4afp8": (4, ""),
+    "nvfp4": (4, "fp4"),
+    "w4a16_mxfp4": (4, "mxfp4"),
+    "w4a8_mxfp4_mxfp8": (4, ""),
+}
+_PRECISION_BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "fp4": 4, "nvfp4": 4, "mxfp4": 4, "int4": 4}
+
+
+def _precision_of_quant_modes(gemm: str, moe: str) -> str:
+    """The precision a row without one stores its weights in, by its quant-mode columns: the GEMM
+    mode's, where the expert mode (if any) stores the same bits; "" (the checkpoint's own format)
+    where the two differ (gpt-oss: BF16 attention, MXFP4 experts) or a mode has no sizer precision."""
+    g, m = QUANT_MODES.get(gemm), QUANT_MODES.get(moe)
+    if g is None or (moe and (m is None or m[0] != g[0])):
+        return ""
+    return g[1]
+
 _CONCURRENCY_IN_SOURCE = re.compile(r"silicon_concurrency=(\d+)")
 
 
@@ -642,6 +672,7 @@ class MeasuredRow:
     max_model_len: int | None = None  # the context the engine was launched with (--max-model-len), when the source gives it
     scenario: str = ""  # MLPerf's scenario when the kind column names it (server, interactive): the bounds its rate was the largest within
     in_process: bool = False  # driven in-process (gptSessionBenchmark, vLLM benchmark_latency): no serving front end, no per-request overhead
+    moe_quant_mode: str = ""  # aiconfigurator's moe_quant_mode, when the source gives it: the experts' storage (QUANT_MODES)
     rate_basis: str = ""  # where request_rate_rps came from when the source gives none: "samples_per_s", or "output_tokens_per_s" (over the dataset's mean output); "" = given
 
     @property
@@ -958,7 +989,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         system=get("system"),
         engine=engine,
         engine_version=get("backend_version"),
-        precision=_precision_name(get("precision")),
+        precision=_precision_name(get("precision")) or _precision_of_quant_modes(get("gemm_quant_mode").lower(), get("moe_quant_mode").lower()),
         mode=mode,
         kind=kind,
         isl=isl or 0.0,
@@ -988,6 +1019,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         scenario=scenario,
         in_process=in_process,
         rate_basis=rate_basis,
+        moe_quant_mode=get("moe_quant_mode").lower(),
     )
 
 
@@ -1328,6 +1360,16 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     wd = _weight_dtype(model, row.precision, gpu)
     if wd is None:
         return Skipped(row=row, reason=f"precision {row.precision!r} not modelled (expected one of {', '.join(PRECISIONS)})")
+    expert_bits = QUANT_MODES.get(row.moe_quant_mode, (None,))[0]
+    scheme_bits = _PRECISION_BITS.get(wd)
+    if model.is_moe and expert_bits and scheme_bits and expert_bits != scheme_bits:
+        # the experts hold most of an MoE model's bytes: read in the row's precision, a w4afp8
+        # deployment's would be twice what it streams
+        return Skipped(
+            row=row,
+            reason=f"moe_quant_mode {row.moe_quant_mode!r} stores the experts in {expert_bits} bits where the precision gives {scheme_bits} ({wd}): "
+            "experts and dense layers in different formats are not modelled (fill precision with the experts' format to size them so)",
+        )
     if wd in ("nvfp4", "mxfp4") and wd != model.native_weight_dtype and not gpu.supports("fp4"):
         return Skipped(row=row, reason=f"precision fp4 on {gpu.name}, which has no FP4 tensor cores in the catalog")
     harness = harness_flags(row)

@@ -1065,6 +1065,39 @@ def test_a_rows_checkpoint_resolves_to_its_architecture(catalog, model_id, name)
     assert res.model_name == name
 
 
+def test_aiconfigurators_quant_mode_columns_are_read_not_dropped(tmp_path, catalog):
+    """The silicon sample's gemm_quant_mode and moe_quant_mode (aiconfigurator's GEMMQuantMode and
+    MoEQuantMode): a row without a precision takes the GEMM mode's where the expert mode stores the
+    same bits (fp8 with fp8_block experts: FP8, the same prediction as the row that says fp8), the
+    checkpoint's own format where they differ (gpt-oss: BF16 attention, MXFP4 experts); an MoE row
+    whose experts are stored in other bits than its precision (w4afp8: 4-bit experts under FP8)
+    is skipped with the reason, not sized with twice the expert bytes it streams."""
+    from sizer.measurements import _precision_of_quant_modes
+    from sizer.validate import build_setup, predict
+
+    assert _precision_of_quant_modes("fp8", "fp8_block") == "fp8"
+    assert _precision_of_quant_modes("nvfp4", "nvfp4") == "fp4"
+    assert _precision_of_quant_modes("int4_wo", "") == "int4"
+    assert _precision_of_quant_modes("bfloat16", "w4a16_mxfp4") == ""
+    assert _precision_of_quant_modes("fp8", "w4afp8") == ""
+    assert _precision_of_quant_modes("", "") == ""
+    head = "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n"
+    rest = ",agg,1024,1024,{g},{m},16,8,1,1,1,8,200,20\n"
+    (tmp_path / "q.csv").write_text(
+        head
+        + "said,x,trtllm,1.0,deepseek-ai/DeepSeek-V3,h200_sxm,fp8" + rest.format(g="fp8", m="fp8_block")
+        + "modes,x,trtllm,1.0,deepseek-ai/DeepSeek-V3,h200_sxm," + rest.format(g="fp8", m="fp8_block")
+        + "w4a8,x,trtllm,1.0,deepseek-ai/DeepSeek-V3,h200_sxm,fp8" + rest.format(g="fp8", m="w4afp8")
+        + "oss,x,trtllm,1.0,openai/gpt-oss-120b,h200_sxm," + rest.format(g="bfloat16", m="w4a16_mxfp4")
+    )
+    said, modes, w4a8, oss = (resolve(r, catalog) for r in read_csv(tmp_path / "q.csv"))
+    assert modes.row.precision == "fp8" and modes.weight_dtype == said.weight_dtype == "fp8"
+    pred = predict(build_setup([said, modes]))
+    assert pred.tpot_s[0] == pred.tpot_s[1]
+    assert isinstance(w4a8, Skipped) and w4a8.reason.startswith("moe_quant_mode 'w4afp8' stores the experts in 4 bits where the precision gives 8 (fp8)")
+    assert oss.row.precision == "" and oss.weight_dtype == "mxfp4"
+
+
 def test_a_quantised_checkpoint_without_a_precision_is_skipped_with_the_reason(catalog):
     """The format words dropped to find the architecture are not dropped silently: a row naming an
     FP8 checkpoint and no precision would otherwise be modelled at the model's own BF16."""
