@@ -683,7 +683,13 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
     else:
         from .validate import with_coverage
 
+        from dataclasses import replace
+
+        from .measurements import column_warnings
+
         report = with_coverage(validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file)), catalog)
+        report = replace(report, warnings=tuple(column_warnings(measurements_file)))
+        _warn(report.warnings)
     if fmt == "json":
         _emit(to_json(report), output)
     elif fmt == "csv":

@@ -746,6 +746,41 @@ _LENGTHS = ("isl", "osl")
 KINDS = ("concurrency", "rate", "offline", "batch")
 _TTFT = ("silicon_ttft_ms", "ttft_ms")
 _TPOT = ("silicon_tpot_ms", "tpot_ms")
+# The columns of a measurement CSV sizer reads (_csv_row, _worker; tests check the list against
+# their code), and `notes`, free text for people. A column outside it is reported, never read.
+_ROW_COLUMNS = (
+    "id", "silicon_data_source", "source", "model_path", "system", "backend", "backend_version", "precision",
+    "gemm_quant_mode", "moe_quant_mode", "kv_dtype", "mode", "kind", "dataset", "isl", "osl", "batch_size",
+    "concurrency", "request_rate_rps", "replicas", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size",
+    "moe_ep_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "in_process",
+    "output_tokens_per_s", "samples_per_s", "ttft_p99_ms", "tpot_p99_ms", *_TTFT, *_TPOT, "notes",
+)  # fmt: skip
+_WORKER_COLUMNS = ("num_workers", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "batch_size")
+KNOWN_COLUMNS = frozenset(_ROW_COLUMNS) | {f"{side}_{c}" for side in ("prefill", "decode") for c in _WORKER_COLUMNS}
+
+
+def column_warnings(path: Path | str) -> list[str]:
+    """One line for each column of the CSV at `path` that sizer does not read (KNOWN_COLUMNS),
+    with the known column its name is closest to: a figure under a misspelt or foreign header
+    (`num_gpus`, `ttft_mean_ms`) would otherwise be dropped without a word. Empty when the header
+    cannot be read (read_csv says why)."""
+    import csv
+    import difflib
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+    out = []
+    for col in header:
+        name = col.strip()
+        if not name or name in KNOWN_COLUMNS or name.startswith("Unnamed"):
+            continue
+        close = difflib.get_close_matches(name.lower(), sorted(KNOWN_COLUMNS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append(f"{path}: column {name!r} is not one sizer reads: its values are ignored{hint}")
+    return out
 
 
 def _num(value) -> float | None:

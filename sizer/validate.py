@@ -532,6 +532,7 @@ class Report:
     measurements: str
     roles_used: bool  # False for a user's own file: every row is scored
     coverage: dict | None = None  # interval coverage of the 80 % error bands (with_coverage)
+    warnings: tuple[str, ...] = ()  # about the measurement file (measurements.column_warnings)
 
 
 def _finite(x: float) -> float | None:
@@ -924,6 +925,7 @@ def report_dict(report: Report) -> dict:
         "rows": rows,
         "skipped": [{"id": s.row.row_id, "model_id": s.row.model_id, "system": s.row.system, "engine": s.row.engine, "reason": s.reason} for s in report.skipped],
     }
+    out["warnings"] = list(report.warnings)
     out["repeatability"] = repeatability(report.results)
     if report.roles_used:
         out["fit_summary"] = summary(report, "fit")["overall"]

@@ -1179,3 +1179,45 @@ def test_a_bound_runs_latencies_are_also_given_below_its_edge_and_the_move_is_su
     # _pct's median: numpy's linear interpolation, as statistics.median on an even count
     assert e["tpot_median_move_pct"] == pytest.approx(statistics.median(moves), abs=0.05)
     assert e["tpot_median_move_pct"] > 5  # a 5 % rate error moves the figures at the edge by more than 5 %
+
+
+def test_known_columns_are_the_columns_the_reader_reads():
+    """KNOWN_COLUMNS (what column_warnings stays silent on) is what _csv_row and _worker read: a
+    column the code reads and the list leaves out would be reported as ignored, one the list keeps
+    and no code reads would be dropped without a word."""
+    import inspect
+    import re
+
+    from sizer import measurements as M
+
+    src = inspect.getsource(M._csv_row) + inspect.getsource(M._worker)
+    row = set(re.findall(r'(?:get|cells\.(?:text|number|whole|flag|missing))\(\s*"([a-z0-9_]+)"', src))
+    worker = set(re.findall(r'prefix \+ "([a-z0-9_]+)"', src))
+    read = row | {f"{side}_{c}" for side in ("prefill", "decode") for c in worker} | set(M._TTFT) | set(M._TPOT)
+    assert read - M.KNOWN_COLUMNS == set()
+    # listed without a reader in that code: free text, and the workers' moe_tp_size (their layout
+    # is read from tp and ep), both columns of aiconfigurator's silicon sample
+    assert M.KNOWN_COLUMNS - read == {"notes", "prefill_moe_tp_size", "decode_moe_tp_size"}
+
+
+def test_a_column_sizer_does_not_read_is_reported_not_dropped(tmp_path, root):
+    """A measurement file's column that sizer does not read is named on stderr and in the JSON's
+    `warnings`, with the known column it is closest to; the shipped files' columns (aiconfigurator's
+    silicon sample, the public serving table) raise none."""
+    from sizer.measurements import column_warnings
+
+    for shipped in ("aiconfigurator_silicon_sample.csv", "public_serving.csv"):
+        assert column_warnings(root / "catalogs" / "measurements" / shipped) == []
+    mine = tmp_path / "mine.csv"
+    mine.write_text(
+        "id,model_path,system,backend,precision,kind,dataset,tp_size,replicas,output_tokens_per_s,num_gpus,silicon_ttft_msec\n"
+        "x,llama2-70b-99,mi325x,vllm,fp8,offline,mlperf-llama2-70b,1,8,33928.1,8,\n"
+    )
+    assert column_warnings(mine) == [
+        f"{mine}: column 'num_gpus' is not one sizer reads: its values are ignored",
+        f"{mine}: column 'silicon_ttft_msec' is not one sizer reads: its values are ignored (did you mean 'silicon_ttft_ms'?)",
+    ]
+    run = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(mine), "--format", "json"], capture_output=True, text=True, cwd=root)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["warnings"] == column_warnings(mine)
+    assert run.stderr.splitlines() == [f"warning: {w}" for w in column_warnings(mine)]
