@@ -591,14 +591,16 @@ def _uniform_lengths(length: float, ratio: float):
 PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4", "int4": "int4", "bf16": "bf16", "fp16": "fp16", "nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
 # aiconfigurator's quant-mode columns (gemm_quant_mode, moe_quant_mode: its GEMMQuantMode and
-# MoEQuantMode names, ai-dynamo/aiconfigurator sdk/common.py) -> (the bits a weight is stored in,
-# the precision sizer reads it as). fp8_block is FP8 with block scales; w4afp8 and
+# MoEQuantMode names, ai-dynamo/aiconfigurator@032de3f7 src/aiconfigurator/sdk/common.py, and the
+# float16 of its earlier releases) -> (the bits a weight is stored in, the precision sizer reads it
+# as). fp8_block is FP8 with block scales, fp8_static with a static one; w4afp8 and
 # w4a8_mxfp4_mxfp8 store 4-bit weights and compute in FP8; int4_wo and w4a16_mxfp4 are weight-only.
 QUANT_MODES = {
     "bfloat16": (16, "bf16"),
     "float16": (16, "fp16"),
     "fp8": (8, "fp8"),
     "fp8_block": (8, "fp8"),
+    "fp8_static": (8, "fp8"),
     "fp8_ootb": (8, "fp8"),
     "int8_wo": (8, ""),
     "sq": (8, ""),
