@@ -681,11 +681,10 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
     if measurements_file is None:
         report = validate_shipped(catalog)
     else:
-        from .validate import with_coverage
-
         from dataclasses import replace
 
         from .measurements import column_warnings
+        from .validate import with_coverage
 
         report = with_coverage(validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file)), catalog)
         report = replace(report, warnings=tuple(column_warnings(measurements_file)))
