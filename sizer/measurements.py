@@ -675,6 +675,7 @@ class MeasuredRow:
     scenario: str = ""  # MLPerf's scenario when the kind column names it (server, interactive): the bounds its rate was the largest within
     in_process: bool = False  # driven in-process (gptSessionBenchmark, vLLM benchmark_latency): no serving front end, no per-request overhead
     moe_quant_mode: str = ""  # aiconfigurator's moe_quant_mode, when the source gives it: the experts' storage (QUANT_MODES)
+    throughput_basis: str = ""  # "samples_per_s" when output_tokens_per_s is completed requests/s x output tokens a request (the source gives requests/s only); "" = given
     rate_basis: str = ""  # where request_rate_rps came from when the source gives none: "samples_per_s", or "output_tokens_per_s" (over the dataset's mean output); "" = given
 
     @property
@@ -702,7 +703,7 @@ class MeasuredRow:
     @property
     def measured_output_tokens_per_request(self) -> float | None:
         """Output tokens per completed request as measured (tokens/s over requests/s), when both are given."""
-        if self.output_tokens_per_s and self.samples_per_s:
+        if self.output_tokens_per_s and self.samples_per_s and not self.throughput_basis:
             return self.output_tokens_per_s / self.samples_per_s
         return None
 
@@ -1001,8 +1002,15 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
             rate_basis = "output_tokens_per_s"
     if kind == "rate" and rate is None and not rate_basis:
         cells.bad("kind rate: request_rate_rps missing" + ("" if dataset else " (an MLPerf server or interactive run on a named dataset may give samples_per_s or output_tokens_per_s instead)"))
-    if ttft is None and tpot is None and thr is None:
-        cells.bad("no measured TTFT, TPOT or throughput")
+    throughput_basis = ""
+    if thr is None and sps is not None and (dataset or osl):
+        # completed requests/s times the output tokens a request: fixed lengths here, a dataset's
+        # mean output in resolve
+        throughput_basis = "samples_per_s"
+        if not dataset:
+            thr = sps * osl
+    if ttft is None and tpot is None and thr is None and not throughput_basis:
+        cells.bad("no measured TTFT, TPOT or throughput (output_tokens_per_s, or samples_per_s)")
     per = lambda x: None if x is None else x / replicas  # noqa: E731  (system figures -> one replica)
     tp, pp = cells.whole("tp_size", 1), cells.whole("pp_size", 1)
     moe_tp, moe_ep = cells.whole("moe_tp_size", 0), cells.whole("moe_ep_size", 0)
@@ -1056,6 +1064,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         scenario=scenario,
         in_process=in_process,
         rate_basis=rate_basis,
+        throughput_basis=throughput_basis,
         moe_quant_mode=get("moe_quant_mode").lower(),
     )
 
@@ -1355,6 +1364,10 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             ms = named.bounds_ms(rate_scenario(row))
             if ms is not None:
                 bounds = (ms[0] / 1000.0, ms[1] / 1000.0)
+        if row.throughput_basis and row.output_tokens_per_s is None:
+            from dataclasses import replace as _replace
+
+            row = _replace(row, output_tokens_per_s=row.samples_per_s * output.mean)
         if row.rate_basis == "output_tokens_per_s" and bounds is not None:
             from dataclasses import replace as _replace
 

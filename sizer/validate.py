@@ -896,6 +896,7 @@ def report_dict(report: Report) -> dict:
                 "measured_tpot_ms": _round(r.row.tpot_ms, 4),
                 "predicted_tpot_ms": _round(r.predicted_tpot_ms, 4),
                 "measured_tokens_per_s": _round(r.row.throughput_tokens_per_s, 2),
+                "measured_tokens_per_s_from": r.row.throughput_basis or None,
                 "predicted_tokens_per_s": _round(r.predicted_tokens_per_s, 2),
                 "predicted_max_rate_rps": _round(r.predicted_max_rate_rps, 4),
                 "ttft_bound_p99_ms": None if r.latency_bounds_ms is None else r.latency_bounds_ms[0],

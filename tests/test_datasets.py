@@ -404,6 +404,38 @@ def test_a_bound_run_without_its_rate_takes_it_from_its_throughput(tmp_path, cat
     assert not isinstance(plain, Resolved) and "gives no server latency bounds" in plain.reason
 
 
+def test_a_row_giving_requests_per_second_only_is_scored_on_the_tokens_they_carry(tmp_path, catalog):
+    """A source may give completed requests/s and no tokens/s (MLPerf's summaries print both; a
+    table may keep one). The measured throughput is then samples/s times the output tokens a
+    request: the row's fixed osl, or its dataset's mean output. AMD's v5.0 8 x MI325X llama2-70b
+    Offline by tokens/s (33,928.1) and by the samples/s they carry (33,928.1 / 293.8 = 115.48) is
+    the same measurement and the same prediction; the JSON says which figure was derived. A row
+    with neither (nor a latency) is refused with the two columns named."""
+    from sizer.validate import report_dict, validate_rows
+
+    mine = tmp_path / "mine.csv"
+    mine.write_text(
+        "id,model_path,system,backend,precision,kv_dtype,kind,dataset,isl,osl,concurrency,tp_size,replicas,output_tokens_per_s,samples_per_s\n"
+        "tok,llama2-70b-99,mi325x,vllm,fp8,fp8,offline,mlperf-llama2-70b,,,,1,8,33928.1,\n"
+        "sps,llama2-70b-99,mi325x,vllm,fp8,fp8,offline,mlperf-llama2-70b,,,,1,8,,115.48\n"
+        "fixed,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,vllm,fp8,fp8,concurrency,,1000,200,16,1,1,,10\n"
+        "none,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,vllm,fp8,fp8,concurrency,,1000,200,16,1,1,,\n"
+    )
+    tok, sps, fixed, none = read_csv(mine)
+    assert none.invalid == "no measured TTFT, TPOT or throughput (output_tokens_per_s, or samples_per_s)"
+    assert fixed.output_tokens_per_s == 10 * 200 and fixed.throughput_basis == "samples_per_s"
+    assert sps.output_tokens_per_s is None and sps.measured_output_tokens_per_request is None
+    res = resolve(sps, catalog)
+    assert res.row.output_tokens_per_s == pytest.approx(115.48 / 8 * res.output.mean)
+    assert res.row.output_tokens_per_s == pytest.approx(33928.1 / 8, rel=2e-4)
+    report = validate_rows([tok, sps, fixed], catalog)
+    by = {r.row.row_id: r for r in report.results}
+    assert by["sps"].predicted_tokens_per_s == by["tok"].predicted_tokens_per_s
+    assert by["sps"].ape("throughput") == pytest.approx(by["tok"].ape("throughput"), abs=0.05)
+    rows = {x["id"]: x for x in report_dict(report)["rows"]}
+    assert [rows[k]["measured_tokens_per_s_from"] for k in ("tok", "sps", "fixed")] == [None, "samples_per_s", "samples_per_s"]
+
+
 def test_a_bound_runs_latencies_are_the_models_at_its_largest_rate(tmp_path, catalog):
     """A bound run's TTFT and TPOT are predicted where its throughput is: at the model's largest
     rate within the run's bounds (validate.bound_latencies_s), the open loop there (queueing.
