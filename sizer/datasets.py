@@ -17,6 +17,7 @@ itself (EmpiricalDist.draw).
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -200,10 +201,39 @@ def load_datasets(catalog_root: Path | str | None = None) -> dict[str, Dataset]:
     return _load(str(path), path.stat().st_mtime_ns)
 
 
+# MLPerf's benchmark names carry an accuracy target and a variant of the same samples
+# (llama2-70b-99.9, llama2-70b-interactive-99, llama3_1-8b-edge; mlcommons/inference
+# loadgen/mlperf.conf and the submissions' folders): the dataset is the benchmark's.
+_MLPERF_SUFFIX = re.compile(r"(?:-(?:99(?:\.9)?|interactive|edge|datacenter))+$")
+
+
+# The MLPerf datasets catalogs/datasets.yaml ships: rows on them are read as MLPerf submissions.
+MLPERF_DATASETS = ("mlperf-llama2-70b", "mlperf-mixtral-8x7b", "mlperf-llama3.1-8b", "mlperf-llama3.1-405b", "mlperf-deepseek-r1")
+
+
+def mlperf_dataset_name(name: str) -> str | None:
+    """The shipped MLPerf dataset a name means, by its own name or an MLPerf benchmark name
+    (`llama2-70b-99.9` -> `mlperf-llama2-70b`); None for any other name."""
+    key = str(name).strip().lower()
+    if key in MLPERF_DATASETS:
+        return key
+    key = dataset_key(name)
+    return key if key in MLPERF_DATASETS else None
+
+
+def dataset_key(name: str) -> str:
+    """A dataset name as the catalog keys it: lower case, and an MLPerf benchmark name
+    (`llama2-70b-99.9`, `mlperf-llama3_1-8b-edge`) as its dataset (`mlperf-llama2-70b`,
+    `mlperf-llama3.1-8b`)."""
+    base = _MLPERF_SUFFIX.sub("", str(name).strip().lower().removeprefix("mlperf-"))
+    return "mlperf-" + re.sub(r"^llama(\d)_(\d)", r"llama\1.\2", base)
+
+
 def dataset(name: str, catalog_root: Path | str | None = None, where: str = "") -> Dataset:
-    """The named dataset; an unknown name is an error listing the known ones (exit 8)."""
+    """The named dataset (also by an MLPerf benchmark name: dataset_key); an unknown name is an
+    error listing the known ones (exit 8)."""
     known = load_datasets(catalog_root)
-    found = known.get(str(name).strip().lower())
+    found = known.get(str(name).strip().lower()) or known.get(dataset_key(name))
     if found is None:
         names = sorted(d.name for d in known.values())
         close = difflib.get_close_matches(str(name).lower(), [n.lower() for n in names], n=1)

@@ -956,6 +956,10 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         cells.bad(f"mode: expected agg or disagg, got {get('mode')!r}")
     engine = engine_name(get("backend"))
     dataset = get("dataset") or None
+    if dataset:  # an MLPerf benchmark's name (llama2-70b-99.9) names its dataset
+        from .datasets import mlperf_dataset_name
+
+        dataset = mlperf_dataset_name(dataset) or dataset
     isl, osl = cells.number("isl"), cells.number("osl")
     if dataset is None and (isl is None or isl < 1 or osl is None or osl < 1):
         cells.bad(f"isl/osl: expected token counts >= 1 (or a dataset), got {get('isl')!r}/{get('osl')!r}")
@@ -967,6 +971,8 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     given_kind = re.sub(r"[^a-z]", "", get("kind").lower())
     kind = KIND_ALIASES.get(given_kind, given_kind) or ("rate" if rate is not None else "batch" if infinite_rate else "concurrency")
     scenario = given_kind if given_kind in ("server", "interactive") else ""
+    if kind == "rate" and any("-interactive" in get(c).lower() for c in ("dataset", "model_path")):
+        scenario = "interactive"  # MLPerf's llama2-70b-interactive-99, filed under Server in v5.0 and v5.1
     if kind not in KINDS:
         cells.bad(f"kind: expected one of {', '.join(KINDS)} (or MLPerf's server, interactive, singlestream), got {get('kind')!r}")
     if given_kind == SINGLE_STREAM:

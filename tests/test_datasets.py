@@ -436,6 +436,45 @@ def test_a_row_giving_requests_per_second_only_is_scored_on_the_tokens_they_carr
     assert [rows[k]["measured_tokens_per_s_from"] for k in ("tok", "sps", "fixed")] == [None, "samples_per_s", "samples_per_s"]
 
 
+def test_an_mlperf_benchmark_name_names_its_dataset_and_its_scenario(tmp_path, catalog):
+    """A row may name its dataset as MLPerf names the benchmark (`llama2-70b-99.9`,
+    `mlperf-llama3_1-8b-edge`, `llama2-70b-interactive-99`): the benchmark's dataset, read as an
+    MLPerf submission (its release label and FP8 cache) like the row naming `mlperf-llama2-70b`.
+    An `-interactive` benchmark in the dataset or model column is the Interactive scenario's
+    (450 / 40 ms), whatever the kind column says: v5.0 and v5.1 file it under Server, where its
+    Server bounds (2,000 / 200 ms) would let the model run the replica at twice the rate. Other
+    names are left as given (and refused when no dataset has them)."""
+    from sizer.datasets import dataset, mlperf_dataset_name
+
+    names = {
+        "llama2-70b-99.9": "mlperf-llama2-70b",
+        "mlperf-llama2-70b-99": "mlperf-llama2-70b",
+        "llama2-70b-interactive-99": "mlperf-llama2-70b",
+        "llama3_1-8b-edge": "mlperf-llama3.1-8b",
+        "mlperf-llama3_1-405b": "mlperf-llama3.1-405b",
+        "mixtral-8x7b-99": "mlperf-mixtral-8x7b",
+        "deepseek-r1-interactive": "mlperf-deepseek-r1",
+        "MLPerf-Llama2-70B": "mlperf-llama2-70b",
+        "sharegpt": None,
+        "llama2-70b-chat": None,
+    }
+    assert {k: mlperf_dataset_name(k) for k in names} == names
+    assert dataset("llama2-70b-99.9", catalog.root).name == "mlperf-llama2-70b"
+    head = "id,model_path,system,backend,precision,kind,dataset,tp_size,replicas,output_tokens_per_s\n"
+    (tmp_path / "mine.csv").write_text(
+        head
+        + "ours,llama2-70b-99,mi325x,vllm,fp8,server,mlperf-llama2-70b,1,8,30724.51\n"
+        + "bench,llama2-70b-99,mi325x,vllm,fp8,server,llama2-70b-99.9,1,8,30724.51\n"
+        + "int_ds,llama2-70b-99,mi325x,vllm,fp8,server,llama2-70b-interactive-99,1,8,30724.51\n"
+        + "int_model,llama2-70b-interactive-99,mi325x,vllm,fp8,server,mlperf-llama2-70b,1,8,30724.51\n"
+    )
+    ours, bench, int_ds, int_model = (resolve(r, catalog) for r in read_csv(tmp_path / "mine.csv"))
+    assert bench.row.dataset == ours.row.dataset == "mlperf-llama2-70b" and bench.kv_dtype == ours.kv_dtype == "fp8"
+    assert bench.row.engine_version == ours.row.engine_version and ours.row.engine_version.startswith("mlperf")
+    assert ours.latency_bounds_s == bench.latency_bounds_s == (2.0, 0.2)
+    assert int_ds.latency_bounds_s == int_model.latency_bounds_s == (0.45, 0.04)
+
+
 def test_a_bound_runs_latencies_are_the_models_at_its_largest_rate(tmp_path, catalog):
     """A bound run's TTFT and TPOT are predicted where its throughput is: at the model's largest
     rate within the run's bounds (validate.bound_latencies_s), the open loop there (queueing.
