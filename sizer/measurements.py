@@ -165,8 +165,18 @@ ENGINE_SPELLINGS = {"tensorrtllm": "trtllm", "trtllm": "trtllm", "vllm": "vllm",
 
 
 def engine_name(backend: str) -> str:
-    """The engine a backend cell names (ENGINES), or the cell lower-cased if it names none."""
-    return ENGINE_SPELLINGS.get(re.sub(r"[^a-z0-9]", "", backend.lower()), backend.lower())
+    """The engine a backend cell names (ENGINES), or the cell lower-cased if it names none. A cell
+    that says more than the engine (`vllm-rocm`, `ROCm vLLM 0.9`, MLPerf's software column
+    `TensorRT 10.8, CUDA 12.8`, whose LLM harness is TensorRT-LLM's) names the one engine it
+    mentions; a cell mentioning two names neither."""
+    cell = backend.lower()
+    squashed = re.sub(r"[^a-z0-9]", "", cell)
+    if squashed in ENGINE_SPELLINGS:
+        return ENGINE_SPELLINGS[squashed]
+    found = {e for word, e in (("tensorrt", "trtllm"), ("trtllm", "trtllm"), ("vllm", "vllm"), ("sglang", "sglang")) if word in squashed}
+    if re.search(r"(?<![a-z])trt(?![a-z])", cell):
+        found.add("trtllm")
+    return found.pop() if len(found) == 1 else cell
 
 # KV-cache format when the measurement does not say (no kv_dtype column): each engine's default.
 #   trtllm: KvCacheConfig dtype "auto" takes the checkpoint's kv_cache_quant_algo; NVIDIA's FP8 and

@@ -1221,3 +1221,28 @@ def test_a_column_sizer_does_not_read_is_reported_not_dropped(tmp_path, root):
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["warnings"] == column_warnings(mine)
     assert run.stderr.splitlines() == [f"warning: {w}" for w in column_warnings(mine)]
+
+
+@pytest.mark.parametrize(
+    "cell, engine",
+    [
+        ("vLLM", "vllm"),
+        ("TensorRT-LLM", "trtllm"),
+        ("tensorrt_llm", "trtllm"),
+        ("SGLang", "sglang"),
+        # a cell that says more than the engine names the one engine it mentions
+        ("vllm-rocm", "vllm"),
+        ("ROCm vLLM 0.9", "vllm"),
+        ("TensorRT 10.8, CUDA 12.8", "trtllm"),  # MLPerf's software column: NVIDIA's LLM harness is TensorRT-LLM's
+        ("nvidia-trt", "trtllm"),
+        ("dynamo-sglang", "sglang"),
+        # two engines, or none, name none: the row is skipped saying the engine is not modelled
+        ("vLLM, TensorRT", "vllm, tensorrt"),
+        ("pytorch", "pytorch"),
+        ("strtx", "strtx"),
+    ],
+)
+def test_a_backend_cell_names_the_engine_it_mentions(cell, engine):
+    from sizer.measurements import engine_name
+
+    assert engine_name(cell) == engine
