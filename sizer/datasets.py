@@ -212,13 +212,16 @@ MLPERF_DATASETS = ("mlperf-llama2-70b", "mlperf-mixtral-8x7b", "mlperf-llama3.1-
 
 
 def mlperf_dataset_name(name: str) -> str | None:
-    """The shipped MLPerf dataset a name means, by its own name or an MLPerf benchmark name
-    (`llama2-70b-99.9` -> `mlperf-llama2-70b`); None for any other name."""
+    """The shipped MLPerf dataset a name means, by its own name or an MLPerf benchmark name that
+    says it is one (`llama2-70b-99.9`, `mlperf-llama3_1-8b-edge` -> `mlperf-llama3.1-8b`); None for
+    any other name, a bare `llama2-70b` included (a catalog may hold a dataset of that name;
+    `dataset` falls back to MLPerf's only where it holds none)."""
     key = str(name).strip().lower()
     if key in MLPERF_DATASETS:
         return key
-    key = dataset_key(name)
-    return key if key in MLPERF_DATASETS else None
+    marked = key.startswith("mlperf-") or _MLPERF_SUFFIX.search(key) or re.match(r"llama\d_\d", key)
+    found = dataset_key(name)
+    return found if marked and found in MLPERF_DATASETS else None
 
 
 def dataset_key(name: str) -> str:

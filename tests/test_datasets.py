@@ -443,7 +443,8 @@ def test_an_mlperf_benchmark_name_names_its_dataset_and_its_scenario(tmp_path, c
     An `-interactive` benchmark in the dataset or model column is the Interactive scenario's
     (450 / 40 ms), whatever the kind column says: v5.0 and v5.1 file it under Server, where its
     Server bounds (2,000 / 200 ms) would let the model run the replica at twice the rate. Other
-    names are left as given (and refused when no dataset has them)."""
+    names are left as given (and refused when no dataset has them); a bare `llama2-70b` is looked
+    up as given first, then as MLPerf's."""
     from sizer.datasets import dataset, mlperf_dataset_name
 
     names = {
@@ -457,9 +458,11 @@ def test_an_mlperf_benchmark_name_names_its_dataset_and_its_scenario(tmp_path, c
         "MLPerf-Llama2-70B": "mlperf-llama2-70b",
         "sharegpt": None,
         "llama2-70b-chat": None,
+        "llama2-70b": None,  # no MLPerf word: a catalog's own dataset of that name comes first
     }
     assert {k: mlperf_dataset_name(k) for k in names} == names
     assert dataset("llama2-70b-99.9", catalog.root).name == "mlperf-llama2-70b"
+    assert dataset("llama2-70b", catalog.root).name == "mlperf-llama2-70b"  # none of that name: MLPerf's
     head = "id,model_path,system,backend,precision,kind,dataset,tp_size,replicas,output_tokens_per_s\n"
     (tmp_path / "mine.csv").write_text(
         head
