@@ -248,7 +248,8 @@ def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estima
             f"Maximum concurrency for {m.max_model_len} tokens per request: {m.engine_max_concurrency:.2f}x",
         )
     if engine == "sglang":
-        half = m.engine_available_kv_bytes / 2 / 1e9 if m.kv_format.split("/")[0] != "mla" else 0
+        # SGLang prints GB of 1024**3 bytes (mem_cache/memory_pool.py: GB = 1024 * 1024 * 1024), as its weights line
+        half = m.engine_available_kv_bytes / 2 / GIB if m.kv_format.split("/")[0] != "mla" else 0
         return (
             f"Load weight end. ... mem usage={weights / GIB:.2f} GB.",
             f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {half:.2f} GB, V size: {half:.2f} GB",

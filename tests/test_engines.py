@@ -156,6 +156,13 @@ def test_sglang_qwen3_235b_fp8_four_h100(catalog):
     # public 8 x H100 log (SGLang v0.5.2rc2, Grok-2 deployment blog, 2025-09-14) shows 1.76 GiB at TP 8.
     # The bound below records the miss; the is 3 %.
     assert _rel(m.engine_kv_tokens, 367_404) < 0.05
+    # the log line sizer writes for it counts in SGLang's GB, which are GiB (GB = 1024 * 1024 * 1024 in
+    # sglang/srt/mem_cache/memory_pool.py), like its weights line: K size = tokens x 24,064 B / GiB
+    from sizer.explain import engine_log_lines
+
+    (line,) = [x for x in engine_log_lines(m, "sglang", "0.5.5") if x.startswith("KV Cache is allocated")]
+    k_gib = m.engine_kv_tokens * 24_064 / GIB
+    assert line == f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {k_gib:.2f} GB, V size: {k_gib:.2f} GB"
 
 
 def test_sglang_default_mem_fraction_by_release(catalog):
