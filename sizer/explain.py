@@ -210,7 +210,7 @@ def _g(x: float) -> str:
     return f"{round(x / GIB, 2):g}"
 
 
-def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estimate: float = 0.0) -> tuple[str, ...]:
+def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estimate: float = 0.0, latent_kv: bool = False) -> tuple[str, ...]:
     """The startup lines `engine` at `version` prints about memory, with sizer's figures in them, in that
     release's own format (vLLM: gpu_model_runner.py load_model, gpu_worker.py determine_available_memory
     and MemoryProfilingResult.__repr__, gpu_model_runner.py profile_cudagraph_memory, kv_cache_utils.py
@@ -248,12 +248,14 @@ def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estima
             f"Maximum concurrency for {m.max_model_len} tokens per request: {m.engine_max_concurrency:.2f}x",
         )
     if engine == "sglang":
-        # SGLang prints GB of 1024**3 bytes (mem_cache/memory_pool.py: GB = 1024 * 1024 * 1024), as its weights line
-        half = m.engine_available_kv_bytes / 2 / GIB if m.kv_format.split("/")[0] != "mla" else 0
-        return (
-            f"Load weight end. ... mem usage={weights / GIB:.2f} GB.",
-            f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {half:.2f} GB, V size: {half:.2f} GB",
-        )
+        # SGLang prints GB of 1024**3 bytes (mem_cache/memory_pool.py: GB = 1024 * 1024 * 1024), as
+        # its weights line; MHATokenToKVPool gives K and V, MLATokenToKVPool the one latent buffer
+        pool = m.engine_available_kv_bytes / GIB
+        if latent_kv:  # a multi-head latent attention model's cache: one latent vector a token
+            kv_line = f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, KV size: {pool:.2f} GB"
+        else:
+            kv_line = f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {pool / 2:.2f} GB, V size: {pool / 2:.2f} GB"
+        return (f"Load weight end. ... mem usage={weights / GIB:.2f} GB.", kv_line)
     return ()
 
 
@@ -474,7 +476,7 @@ def explain_config(
         launch_command=cmd,
         warnings=tuple(warnings),
         engine_log=engine_log_lines(
-            m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0
+            m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0, latent_kv=model.is_mla
         ),
         requested_kv_dtype=requested_kv,
     )

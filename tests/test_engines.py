@@ -165,6 +165,20 @@ def test_sglang_qwen3_235b_fp8_four_h100(catalog):
     assert line == f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {k_gib:.2f} GB, V size: {k_gib:.2f} GB"
 
 
+def test_sglang_log_line_of_a_latent_attention_cache(catalog):
+    """SGLang's MLATokenToKVPool logs one buffer, "KV Cache is allocated. #tokens: N, KV size: X GB"
+    (sglang/srt/mem_cache/memory_pool.py; GB = 1024**3), not MHATokenToKVPool's K and V: for
+    DeepSeek-R1 at TP 8 each token holds one latent vector per layer, 61 x (512 + 64) x 2 B =
+    70,272 B on every GPU, so X = N x 70,272 B / GiB."""
+    from sizer.explain import explain_config
+
+    e = explain_config(catalog.model("deepseek-r1"), catalog.gpu("H200-SXM"), tp=8, pp=1, kv_dtype="bf16", engine="sglang")
+    m = e.memory
+    assert m.kv_bytes_per_token_per_gpu == 61 * (512 + 64) * 2
+    (line,) = [x for x in e.engine_log if x.startswith("KV Cache is allocated")]
+    assert line == f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, KV size: {m.engine_kv_tokens * 70_272 / GIB:.2f} GB"
+
+
 def test_sglang_default_mem_fraction_by_release(catalog):
     # sglang/srt/server_args.py, read release by release (wheels of 0.4.7, 0.4.8-0.5.2, 0.5.3-0.5.5)
     from sizer.engines import EngineOverrides
