@@ -256,6 +256,16 @@ def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estima
         else:
             kv_line = f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {pool / 2:.2f} GB, V size: {pool / 2:.2f} GB"
         return (f"Load weight end. ... mem usage={weights / GIB:.2f} GB.", kv_line)
+    if engine == "trtllm":
+        # each rank's KV cache manager (NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/
+        # kvCacheManager.cpp: "[MemUsageChange] Allocated %0.2f GiB for max tokens in paged KV cache
+        # (%d).", the primary pool's bytes over 1 << 30 and its blocks x tokens per block)
+        return (
+            f"[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {m.engine_gpu_blocks}",
+            f"[TensorRT-LLM][INFO] Number of tokens per block: {m.block_size_tokens}.",
+            f"[TensorRT-LLM][INFO] [MemUsageChange] Allocated {m.engine_gpu_blocks * m.block_bytes_per_gpu / GIB:.2f} GiB for max tokens in paged KV cache "
+            f"({m.engine_gpu_blocks * m.block_size_tokens}).",
+        )
     return ()
 
 

@@ -226,6 +226,28 @@ def test_trtllm_rule_is_fraction_of_what_is_left(catalog):
     assert m.engine_gpu_blocks == int(0.9 * left // (32 * 64 * 1024))  # fp8: 64 KiB per token
 
 
+def test_trtllm_log_lines_count_as_its_kv_cache_manager_does(catalog):
+    """The lines sizer writes for TensorRT-LLM are its KV cache manager's (kvCacheManager.cpp):
+    the primary pool's blocks, tokens per block, and "[MemUsageChange] Allocated X GiB for max
+    tokens in paged KV cache (N)" with N = blocks x tokens per block and X = N x bytes a token /
+    2^30. A public log shows that arithmetic (NVIDIA/TensorRT-LLM#4275, Llama-3.1-8B with FP8 KV,
+    65,536 B a token, TensorRT-LLM 0.19: "Number of blocks in KV cache primary pool: 8219",
+    "Number of tokens per block: 32.", "Allocated 16.05 GiB for max tokens in paged KV cache
+    (263008)")."""
+    from sizer.explain import explain_config
+
+    assert 8219 * 32 == 263_008 and f"{263_008 * 65_536 / GIB:.2f}" == "16.05"
+    e = explain_config(catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), tp=1, pp=1, kv_dtype="fp8", weight_dtype="fp8", engine="trtllm")
+    m = e.memory
+    assert m.kv_bytes_per_token_per_gpu == 65_536 and m.block_size_tokens == 32
+    tokens = m.engine_gpu_blocks * 32
+    assert e.engine_log == (
+        f"[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {m.engine_gpu_blocks}",
+        "[TensorRT-LLM][INFO] Number of tokens per block: 32.",
+        f"[TensorRT-LLM][INFO] [MemUsageChange] Allocated {tokens * 65_536 / GIB:.2f} GiB for max tokens in paged KV cache ({tokens}).",
+    )
+
+
 # --- llama.cpp ---------------------------------------------------------------------------------------
 
 
