@@ -214,7 +214,9 @@ def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estima
     """The startup lines `engine` at `version` prints about memory, with sizer's figures in them, in that
     release's own format (vLLM: gpu_model_runner.py load_model, gpu_worker.py determine_available_memory
     and MemoryProfilingResult.__repr__, gpu_model_runner.py profile_cudagraph_memory, kv_cache_utils.py
-    _report_kv_cache_config; V0 worker.py and executor logs; SGLang model_runner.py)."""
+    _report_kv_cache_config; V0 worker.py and executor logs; SGLang model_runner.py and
+    mem_cache/memory_pool.py; TensorRT-LLM batch_manager/kvCacheManager.cpp). llama.cpp gets none:
+    its KV line's sequence count depends on the release's unified-cache default."""
     from .engines import VllmPolicy, VllmRelease, _version_tuple
 
     weights = m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu
