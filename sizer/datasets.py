@@ -203,7 +203,8 @@ def load_datasets(catalog_root: Path | str | None = None) -> dict[str, Dataset]:
 
 # MLPerf's benchmark names carry an accuracy target and a variant of the same samples
 # (llama2-70b-99.9, llama2-70b-interactive-99, llama3_1-8b-edge; mlcommons/inference
-# loadgen/mlperf.conf and the submissions' folders): the dataset is the benchmark's.
+# loadgen/mlperf.conf, the submissions' folders and the reference SUT_VLLM.py's --lg-model-name
+# choices): the dataset, and the model, are the benchmark's.
 _MLPERF_SUFFIX = re.compile(r"(?:-(?:99(?:\.9)?|interactive|edge|datacenter))+$")
 
 
@@ -224,12 +225,19 @@ def mlperf_dataset_name(name: str) -> str | None:
     return found if marked and found in MLPERF_DATASETS else None
 
 
+def mlperf_benchmark_base(name: str) -> str:
+    """An MLPerf benchmark name without its accuracy target and variant, in sizer's spelling, lower
+    case (`llama2-70b-interactive-99` -> `llama2-70b`, `llama3_1-8b-edge` -> `llama3.1-8b`): what
+    names its dataset here and its model in a measurement row (measurements.checkpoint_architecture)."""
+    base = _MLPERF_SUFFIX.sub("", str(name).strip().lower())
+    return re.sub(r"^llama(\d)_(\d)", r"llama\1.\2", base)
+
+
 def dataset_key(name: str) -> str:
     """A dataset name as the catalog keys it: lower case, and an MLPerf benchmark name
     (`llama2-70b-99.9`, `mlperf-llama3_1-8b-edge`) as its dataset (`mlperf-llama2-70b`,
     `mlperf-llama3.1-8b`)."""
-    base = _MLPERF_SUFFIX.sub("", str(name).strip().lower().removeprefix("mlperf-"))
-    return "mlperf-" + re.sub(r"^llama(\d)_(\d)", r"llama\1.\2", base)
+    return "mlperf-" + mlperf_benchmark_base(str(name).strip().lower().removeprefix("mlperf-"))
 
 
 def dataset(name: str, catalog_root: Path | str | None = None, where: str = "") -> Dataset:

@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from .catalog import Catalog, Gpu, device_key
+from .datasets import mlperf_benchmark_base, mlperf_dataset_name
 from .engines import resolve_kv_dtype
 from .errors import FieldValueError, InputFileError, SizerError
 from .model import ModelArch
@@ -967,8 +968,6 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     engine = engine_name(get("backend"))
     dataset = get("dataset") or None
     if dataset:  # an MLPerf benchmark's name (llama2-70b-99.9) names its dataset
-        from .datasets import mlperf_dataset_name
-
         dataset = mlperf_dataset_name(dataset) or dataset
     isl, osl = cells.number("isl"), cells.number("osl")
     if dataset is None and (isl is None or isl < 1 or osl is None or osl < 1):
@@ -1219,9 +1218,6 @@ def shipped_rows(root: Path | None = None) -> list[MeasuredRow]:
 _FORMAT_WORDS = frozenset(
     {"fp8", "fp4", "nvfp4", "mxfp4", "int4", "int8", "w4a16", "w8a8", "w4a8", "w8a16", "awq", "gptq", "quark", "kv", "dynamic", "static", "preview", "quantized"}
 )
-# MLPerf's benchmark names (mlcommons/inference loadgen/mlperf.conf: llama2-70b, llama2-70b-interactive,
-# llama3_1-8b, llama3_1-8b-edge, llama3_1-405b; the submissions' -99 and -99.9 accuracy targets).
-_MLPERF_BENCHMARK = re.compile(r"(?:-(?:99(?:\.9)?|interactive|edge|datacenter))+$")
 
 
 def checkpoint_architecture(model_id: str) -> tuple[str, tuple[str, ...]]:
@@ -1231,8 +1227,7 @@ def checkpoint_architecture(model_id: str) -> tuple[str, tuple[str, ...]]:
     dropped). Only the rows' resolution uses it (_model_for), where the row's precision says the
     format: never a workload's model."""
     base = model_id.strip().rsplit("/", 1)[-1]
-    name = _MLPERF_BENCHMARK.sub("", base.lower())
-    name = re.sub(r"^llama(\d)_(\d)", r"llama\1.\2", name)
+    name = mlperf_benchmark_base(base)
     words = [w for w in re.split(r"[-_\s]+", name) if w]
     kept = [w for w in words if w not in _FORMAT_WORDS]
     out = "-".join(kept)
@@ -1380,13 +1375,11 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             ms = named.bounds_ms(rate_scenario(row))
             if ms is not None:
                 bounds = (ms[0] / 1000.0, ms[1] / 1000.0)
-        if row.throughput_basis and row.output_tokens_per_s is None:
-            from dataclasses import replace as _replace
+        from dataclasses import replace as _replace
 
+        if row.throughput_basis and row.output_tokens_per_s is None:
             row = _replace(row, output_tokens_per_s=row.samples_per_s * output.mean)
         if row.rate_basis == "output_tokens_per_s" and bounds is not None:
-            from dataclasses import replace as _replace
-
             row = _replace(row, request_rate_rps=row.output_tokens_per_s / output.mean)
     elif row.isl and row.osl and model.max_position_embeddings and row.isl + row.osl > model.max_position_embeddings:
         # no engine serves it: vLLM refuses a --max-model-len above the model's, TRT-LLM and SGLang
