@@ -18,7 +18,8 @@ Two sources, one record (MeasuredRow):
           8 x TP1 on eight GPUs: the system's rate, throughput, clients and samples/s are divided
           among them), `samples_per_s` (completed requests/s of the system: with a dataset and
           `output_tokens_per_s` it gives the measured output tokens per request), `ttft_p99_ms`,
-          `tpot_p99_ms`, `max_num_batched_tokens` (the engine's prompt-token budget per step, when the
+          `tpot_p99_ms` (the run's p99s: a rate row's are scored against the planner's,
+          validate.tail_latencies_s), `max_num_batched_tokens` (the engine's prompt-token budget per step, when the
           run set it), `max_num_seqs` (the most sequences one engine instance ran at once: the launch
           flag the source gives, or the engine's default where it launched without one; requests
           beyond it wait for a slot. Empty: not known, and the KV pool alone caps the batch, since

@@ -355,11 +355,22 @@ def bounded_rates_rps(setup: Setup) -> dict[int, float]:
 def bound_run_checks(setup: Setup, i: int):
     """(queueing.Demand, queueing.Limits) of bound run `i` of `setup`: its length distributions
     and p99 TTFT and TPOT bounds, its KV pool, running-sequence cap and token budget."""
+    ttft_s, tpot_s = setup.resolved[i].latency_bounds_s
+    return row_checks(setup, i, (("p99", ttft_s),), (("p99", tpot_s),))
+
+
+def row_checks(setup: Setup, i: int, ttft_s: tuple = (), tpot_s: tuple = ()):
+    """(queueing.Demand, queueing.Limits) of row `i` of `setup`, as the planner describes a
+    deployment: the row's length distributions (its dataset's, or its fixed isl and osl), the
+    latency bounds given (percentile key, seconds), its KV pool, running-sequence cap and token
+    budget."""
     from .queueing import Demand, Limits
+    from .workload import LengthDist
 
     res = setup.resolved[i]
-    ttft_s, tpot_s = res.latency_bounds_s
-    demand = Demand(prompt=res.prompt, output=res.output, ttft_s=(("p99", ttft_s),), tpot_s=(("p99", tpot_s),))
+    prompt = res.prompt if res.prompt is not None else LengthDist(percentiles=((50.0, float(setup.isl[i])),))
+    output = res.output if res.output is not None else LengthDist(percentiles=((50.0, float(setup.osl[i])),))
+    demand = Demand(prompt=prompt, output=output, ttft_s=ttft_s, tpot_s=tpot_s)
     seqs = max(float(setup.capacity[i]), 1.0)
     limits = Limits(
         max_concurrency=np.array([seqs]),
@@ -396,6 +407,27 @@ def bound_latencies_s(setup: Setup, bounded: dict[int, float]) -> dict[int, tupl
     out = open_loop(step, rate, setup.isl[idx], setup.osl[idx], setup.budget[idx], lengths=lengths)
     ttft = out.ttft_s - (1.0 - setup.front_end[idx]) * step.request_overhead_s
     return {int(i): (float(a), float(b)) for i, a, b in zip(idx, ttft, out.tpot_s) if math.isfinite(a) and math.isfinite(b)}
+
+
+def tail_latencies_s(setup: Setup, rates: dict[int, float]) -> dict[int, tuple[float, float]]:
+    """For rate rows of `setup` (Poisson arrivals, aggregated serving; row index -> the rate per
+    replica its means are predicted at), row index -> (p99 TTFT, p99 TPOT) in seconds: the
+    planner's own percentiles (queueing.evaluate_load, what `sizer solve` holds against an SLO and
+    prints as "TTFT p99" and "TPOT p99") for the row's deployment, lengths and limits at that rate;
+    inf where the model calls the rate saturated. A benchmark without a front end (in-process)
+    has its TTFT without the request overhead, as in the means (bound_latencies_s)."""
+    from .queueing import evaluate_load
+
+    out: dict[int, tuple[float, float]] = {}
+    for i, rate in sorted(rates.items()):
+        if setup.kind[i] != 1 or not rate > 0:
+            continue
+        demand, limits = row_checks(setup, i)
+        step = setup.step.take(np.array([i]))
+        point = evaluate_load(step, np.array([float(rate)]), demand, limits)
+        ttft = float(point.ttft_s["p99"][0]) - (1.0 - float(setup.front_end[i])) * float(step.request_overhead_s[0])
+        out[int(i)] = (ttft, float(point.tpot_s["p99"][0]))
+    return out
 
 
 def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None = None) -> np.ndarray:
@@ -507,6 +539,10 @@ class RowResult:
     # a rate error of that size (edge_sensitivity)
     predicted_ttft_ms_below_edge: float | None = None
     predicted_tpot_ms_below_edge: float | None = None
+    # A rate row's p99 TTFT and TPOT at the rate its means are predicted at (tail_latencies_s: the
+    # planner's percentiles; inf where it calls the rate saturated), where the row measured a p99
+    predicted_ttft_p99_ms: float | None = None
+    predicted_tpot_p99_ms: float | None = None
 
     def measured(self, metric: str) -> float | None:
         return {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
@@ -520,6 +556,17 @@ class RowResult:
             return None
         predicted = {"ttft": self.predicted_ttft_ms, "tpot": self.predicted_tpot_ms, "throughput": self.predicted_tokens_per_s}[metric]
         if predicted is None or not math.isfinite(predicted):
+            return math.inf
+        return abs(predicted - measured) / measured * 100.0
+
+    def p99_ape(self, metric: str) -> float | None:
+        """As `ape`, for the p99 of TTFT or TPOT (`metric` ttft or tpot): None where the row
+        measured no p99 of it or the model gives none for its kind of run (tail_latencies_s)."""
+        measured = {"ttft": self.row.ttft_p99_ms, "tpot": self.row.tpot_p99_ms}[metric]
+        predicted = {"ttft": self.predicted_ttft_p99_ms, "tpot": self.predicted_tpot_p99_ms}[metric]
+        if measured is None or measured <= 0 or predicted is None:
+            return None
+        if not math.isfinite(predicted):
             return math.inf
         return abs(predicted - measured) / measured * 100.0
 
@@ -615,10 +662,14 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
         bounded = bounded_rates_rps(setup)
         at_bound = bound_latencies_s(setup, bounded)
         below = bound_latencies_s(setup, {i: EDGE_SHARE * r for i, r in bounded.items() if i in at_bound})
+        # the p99s of the rate rows that measured one, at the rate their means are predicted at
+        logged = [i for i, res in enumerate(resolved) if res.row.kind == "rate" and (res.row.ttft_p99_ms or res.row.tpot_p99_ms)]
+        tails = tail_latencies_s(setup, {i: bounded[i] if i in at_bound else float(setup.rate_rps[i]) for i in logged})
         copy_of = copies([res.row for res in resolved])
         for i, res in enumerate(resolved):
             ttft_s, tpot_s = at_bound.get(i, (pred.ttft_s[i], pred.tpot_s[i]))
             ttft_below, tpot_below = below.get(i, (None, None))
+            ttft_p99, tpot_p99 = tails.get(i, (None, None))
             results.append(
                 RowResult(
                     row=res.row,
@@ -639,6 +690,8 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
                     predicted_tpot_ms_at_rate=float(pred.tpot_s[i] * 1000) if i in at_bound else None,
                     predicted_ttft_ms_below_edge=None if ttft_below is None else ttft_below * 1000,
                     predicted_tpot_ms_below_edge=None if tpot_below is None else tpot_below * 1000,
+                    predicted_ttft_p99_ms=None if ttft_p99 is None or not res.row.ttft_p99_ms else ttft_p99 * 1000,
+                    predicted_tpot_p99_ms=None if tpot_p99 is None or not res.row.tpot_p99_ms else tpot_p99 * 1000,
                 )
             )
     source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
@@ -803,6 +856,35 @@ def bounded_rates(report: Report, role: str | None = "score") -> dict | None:
     }
 
 
+def p99_errors(report: Report, role: str | None = "score") -> dict | None:
+    """The model's p99 TTFT and TPOT (tail_latencies_s: the percentiles the planner sizes by)
+    against the p99s the runs of `role` logged, each run once: per metric `n`, `median_ape` and
+    `p90_ape` (percent) and `median_log_ratio` (log(predicted / measured): above 0, sizer's p99 is
+    above the measured, the conservative side); `not_modelled`: runs that logged a p99 the model
+    has no percentile for (closed loops, batches, disaggregated serving: the planner's tail model
+    is that of Poisson arrivals at one aggregated replica). None where no run logged a p99."""
+    runs = [r for r in report.results if r.copy_of is None and (role is None or r.role == role) and (r.row.ttft_p99_ms or r.row.tpot_p99_ms)]
+    if not runs:
+        return None
+    out: dict = {}
+    for metric in ("ttft", "tpot"):
+        pairs = [
+            (getattr(r, f"predicted_{metric}_p99_ms"), getattr(r.row, f"{metric}_p99_ms"))
+            for r in runs
+            if getattr(r.row, f"{metric}_p99_ms") and getattr(r, f"predicted_{metric}_p99_ms") is not None
+        ]
+        apes = [r.p99_ape(metric) for r in runs if r.p99_ape(metric) is not None]
+        logs = [math.log(p / m) if math.isfinite(p) and p > 0 else math.inf for p, m in pairs]
+        out[metric] = {
+            "n": len(pairs),
+            "median_ape": _ape_figure(_pct(apes, 50)),
+            "p90_ape": _ape_figure(_pct(apes, 90)),
+            "median_log_ratio": _round(_pct(logs, 50), 4),
+        }
+    out["not_modelled"] = sum(1 for r in runs if r.predicted_ttft_p99_ms is None and r.predicted_tpot_p99_ms is None)
+    return out
+
+
 EDGE_SHARE = 0.95
 """Where a bound run's latencies are also predicted (RowResult.predicted_*_below_edge): this share
 of the model's largest rate, a rate error about the size of the largest rate's own (median 4.3 %
@@ -908,6 +990,12 @@ def report_dict(report: Report) -> dict:
                 "ttft_ape": _round(r.ape("ttft")),
                 "tpot_ape": _round(r.ape("tpot")),
                 "throughput_ape": _round(r.ape("throughput")),
+                "measured_ttft_p99_ms": _round(r.row.ttft_p99_ms, 3),
+                "predicted_ttft_p99_ms": _round(_finite(r.predicted_ttft_p99_ms), 3),
+                "ttft_p99_ape": _round(r.p99_ape("ttft")),
+                "measured_tpot_p99_ms": _round(r.row.tpot_p99_ms, 4),
+                "predicted_tpot_p99_ms": _round(_finite(r.predicted_tpot_p99_ms), 4),
+                "tpot_p99_ape": _round(r.p99_ape("tpot")),
                 "source": r.row.source,
             }
         )
@@ -916,6 +1004,7 @@ def report_dict(report: Report) -> dict:
     head["skipped"] = len(report.skipped)
     head["copies"] = sum(1 for r in report.results if r.role == "score" and r.copy_of is not None)
     head["bounded_rate"] = bounded_rates(report, "score" if report.roles_used else None)
+    head["p99"] = p99_errors(report, "score" if report.roles_used else None)
     if report.coverage is not None:
         head.update(report.coverage)
     out = {
@@ -1037,6 +1126,20 @@ def render_table(report: Report, rows: str = "all") -> str:
             groups[f"{name} {k}"] = v
     out.append("SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS")
     out.append(_groups_table(groups).rstrip("\n"))
+    tail = p99_errors(report, "score" if roles else None)
+    if tail is not None:
+        out.append("")
+        out.append("P99 (the planner's TTFT and TPOT p99 under Poisson arrivals, what sizer solve holds against the SLO)")
+        runs = max(tail["ttft"]["n"], tail["tpot"]["n"])
+        if runs:
+            out.append(f"  {runs:,} {'scoring ' if roles else ''}rate runs logged a p99, predicted at the rate of their means (an MLPerf run's: the model's largest within its bounds):")
+            for metric in ("ttft", "tpot"):
+                t = tail[metric]
+                if t["n"]:
+                    signed = "" if t["median_log_ratio"] is None else f", sizer / measured {math.exp(t['median_log_ratio']) - 1:+.1%} at the median"
+                    out.append(f"  {metric.upper()} p99  {t['n']:,} runs: median {t['median_ape']:.1f} %, p90 {t['p90_ape']:.1f} %{signed}")
+        if tail["not_modelled"]:
+            out.append(f"  {tail['not_modelled']:,} runs logged a p99 the model has no percentile for (closed loops, batches, disaggregated serving)")
     if report.coverage is not None:
         c = report.coverage
         by = ", ".join(f"{m} {v:.2f}" for m, v in c["interval_coverage_by_metric"].items() if v is not None)
