@@ -858,7 +858,8 @@ def bounded_rates(report: Report, role: str | None = "score") -> dict | None:
 
 def p99_errors(report: Report, role: str | None = "score") -> dict | None:
     """The model's p99 TTFT and TPOT (tail_latencies_s: the percentiles the planner sizes by)
-    against the p99s the runs of `role` logged, each run once: per metric `n`, `median_ape` and
+    against the p99s the runs of `role` logged, each run once: `runs` with a p99 of the model's to
+    score, and per metric `n`, `median_ape` and
     `p90_ape` (percent) and `median_log_ratio` (log(predicted / measured): above 0, sizer's p99 is
     above the measured, the conservative side); `not_modelled`: runs that logged a p99 the model
     has no percentile for (closed loops, batches, disaggregated serving: the planner's tail model
@@ -881,7 +882,9 @@ def p99_errors(report: Report, role: str | None = "score") -> dict | None:
             "p90_ape": _ape_figure(_pct(apes, 90)),
             "median_log_ratio": _round(_pct(logs, 50), 4),
         }
-    out["not_modelled"] = sum(1 for r in runs if r.predicted_ttft_p99_ms is None and r.predicted_tpot_p99_ms is None)
+    modelled = sum(1 for r in runs if r.predicted_ttft_p99_ms is not None or r.predicted_tpot_p99_ms is not None)
+    out["runs"] = modelled
+    out["not_modelled"] = len(runs) - modelled
     return out
 
 
@@ -1126,13 +1129,12 @@ def render_table(report: Report, rows: str = "all") -> str:
             groups[f"{name} {k}"] = v
     out.append("SCORING ROWS (never used to fit the efficiency factors)" if roles else "ROWS")
     out.append(_groups_table(groups).rstrip("\n"))
-    tail = p99_errors(report, "score" if roles else None)
+    tail = d["summary"]["p99"]
     if tail is not None:
         out.append("")
         out.append("P99 (the planner's TTFT and TPOT p99 under Poisson arrivals, what sizer solve holds against the SLO)")
-        runs = max(tail["ttft"]["n"], tail["tpot"]["n"])
-        if runs:
-            out.append(f"  {runs:,} {'scoring ' if roles else ''}rate runs logged a p99, predicted at the rate of their means (an MLPerf run's: the model's largest within its bounds):")
+        if tail["runs"]:
+            out.append(f"  {tail['runs']:,} {'scoring ' if roles else ''}rate runs logged a p99, predicted at the rate of their means (an MLPerf run's: the model's largest within its bounds):")
             for metric in ("ttft", "tpot"):
                 t = tail[metric]
                 if t["n"]:

@@ -1279,6 +1279,7 @@ def test_the_p99_summary_scores_the_logged_p99s_by_hand(tmp_path, catalog):
     assert p99_errors(by_hand, None) == {
         "ttft": {"n": 3, "median_ape": 20.0, "p90_ape": 24.0, "median_log_ratio": 0.0},
         "tpot": {"n": 1, "median_ape": 25.0, "p90_ape": 25.0, "median_log_ratio": 0.2231},
+        "runs": 3,
         "not_modelled": 1,
     }
     # a rate the model calls saturated is a miss (inf), as for the means, not a run left out
@@ -1288,6 +1289,7 @@ def test_the_p99_summary_scores_the_logged_p99s_by_hand(tmp_path, catalog):
     assert p99_errors(replace(by_hand, results=(looped,)), None) == {
         "ttft": {"n": 0, "median_ape": None, "p90_ape": None, "median_log_ratio": None},
         "tpot": {"n": 0, "median_ape": None, "p90_ape": None, "median_log_ratio": None},
+        "runs": 0,
         "not_modelled": 1,
     }
     assert p99_errors(replace(by_hand, results=(replace(closed, row=replace(closed.row, ttft_p99_ms=None)),)), None) is None
