@@ -4,8 +4,8 @@ reused, so the two cannot drift apart).
 
     python benchmarks/vllm_logs.py            # Markdown: one row per log, then a summary per set
 
-Shared and held-out 0.19 sets: KV tokens ("GPU KV cache size: N tokens"); other releases: the pool
-in GiB ("Available KV cache memory"), tokens too where the log gives them.
+Shared and held-out 0.19 sets: KV tokens ("GPU KV cache size: N tokens"); other releases and the
+MI355X (ROCm) set: the pool in GiB ("Available KV cache memory").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
-from tests.test_vllm_logs import HELDOUT, MEASURED, OTHER, OTHER_MEASURED, SHARED, _heldout, _other, _shared  # noqa: E402
+from tests.test_vllm_logs import HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SHARED, _heldout, _other, _rocm, _shared  # noqa: E402
 
 
 def main() -> int:
@@ -34,6 +34,9 @@ def main() -> int:
     for e in OTHER:
         m = _other(e, catalog)
         rows.append(("other releases", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in OTHER_MEASURED else ""))
+    for e in ROCM:
+        m = _rocm(e, catalog)
+        rows.append(("MI355X (ROCm)", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in ROCM_MEASURED else ""))
     print("| set | vLLM | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:

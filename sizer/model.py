@@ -245,16 +245,34 @@ class ModelArch:
 # ---------------------------------------------------------------------------------------------
 
 
+MXFP4_MOE_ORIGIN = "mxfp4 on the routed experts, the other layers 16-bit, as MXFP4 checkpoints of MoE models store them"
+"""How an MoE model's MXFP4 weights are sized where its own checkpoint is in another format: the
+routed experts in MXFP4, attention, shared experts, dense layers and embeddings in 16 bits. That
+is how the MXFP4 checkpoints of MoE models are stored: gpt-oss natively (vLLM's Mxfp4Config
+quantises the fused-MoE experts only) and AMD's Quark conversions, whose vLLM startup logs on
+MI355X show it (ajith-sirra-amd/InferenceMAX_Rocm_Team@59882861 results/*/server.log, vLLM 0.21
+and 0.22: amd/MiniMax-M2.5-MXFP4 at TP 1 "Model loading took 118.75 GiB", 118.63 so sized and
+114.83 with MXFP4 on every linear layer; amd/Kimi-K2.5-MXFP4 at TP 4 132.45 GiB, 132.49 so sized;
+tests/test_vllm_logs.py)."""
+
+
 def weight_scheme(model: ModelArch, weight_dtype: str) -> QuantScheme:
     """The quantisation scheme for serving `model` with weights in `weight_dtype`.
 
-    The checkpoint's own scheme when `weight_dtype` is its native format; otherwise the format
-    applied to every linear group (online quantisation such as vLLM `--quantization fp8`, or a
-    converted checkpoint)."""
+    The checkpoint's own scheme when `weight_dtype` is its native format; MXFP4 on an MoE model's
+    routed experts only (MXFP4_MOE_ORIGIN); otherwise the format applied to every linear group
+    (online quantisation such as vLLM `--quantization fp8`, or a converted checkpoint)."""
     if model.quant is not None and weight_dtype == model.quant.dtype:
         return model.quant
     if weight_dtype in ("bf16", "fp16"):
         return QuantScheme(dtype=weight_dtype, groups=frozenset(), bytes_per_param=DTYPE_BYTES[weight_dtype], origin="16-bit")
+    if weight_dtype == "mxfp4" and model.is_moe:
+        return QuantScheme(
+            dtype=weight_dtype,
+            groups=frozenset({"experts"}),
+            bytes_per_param=DTYPE_BYTES[weight_dtype],
+            origin=MXFP4_MOE_ORIGIN,
+        )
     note = nvfp4_moe_note(model, weight_dtype)
     return QuantScheme(
         dtype=weight_dtype,

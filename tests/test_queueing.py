@@ -636,10 +636,20 @@ def test_the_engines_budget_rule_is_one_for_validate_solve_and_simulate(catalog)
         assert open_loop(step, np.array([5.0]), isl, osl, b).ttft_s[0] == open_loop(step, np.array([5.0]), isl, osl, b, decode_tokens=rule).ttft_s[0]
     d = _demand(ttft=(("p99", 10.0),))
     limits = Limits(max_concurrency=np.array([2048.0]), max_num_seqs=np.array([2048.0]), max_num_batched_tokens=np.array([1536.0]))
-    # at 16 req/s (1.5k-token prompts on average) the running batch takes a large share of the
-    # 1,536 tokens a step: p99 TTFT 1.12 s with the whole budget for prompts, 1.28 s without
-    a, f = evaluate_load(counted, np.array([16.0]), d, limits), evaluate_load(free, np.array([16.0]), d, limits)
-    assert f.ttft_s["p99"][0] < 0.95 * a.ttft_s["p99"][0]
+    # near the replica's capacity (1.5k-token prompts on average) the running batch takes a large
+    # share of the 1,536 tokens a step: just below the largest rate (on a grid of 0.25 req/s) at
+    # which the counted rule still has a steady state, its p99 TTFT is well above the prompt-only
+    # budget's (1.72 against 1.34 s at 15 req/s under the fit of 2026-12-05; 1.28 against 1.12 s
+    # at 16 under the one before: the place moves with the fitted speed, so the test finds it)
+    def p99(step, rate):
+        return float(evaluate_load(step, np.array([rate]), d, limits).ttft_s["p99"][0])
+
+    rate = 4.0
+    while math.isfinite(p99(counted, rate + 0.25)):
+        rate += 0.25
+        assert math.isfinite(p99(free, rate))  # the prompt-only budget serves every load the counted one does
+    assert rate < 40.0
+    assert p99(free, rate) < 0.95 * p99(counted, rate), (rate, p99(free, rate), p99(counted, rate))
 
 
 def test_an_overlap_scheduler_returns_the_first_token_one_step_late(catalog):
