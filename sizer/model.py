@@ -252,7 +252,7 @@ is how the MXFP4 checkpoints of MoE models are stored: gpt-oss natively (vLLM's 
 quantises the fused-MoE experts only) and AMD's Quark conversions, whose vLLM startup logs on
 MI355X show it (ajith-sirra-amd/InferenceMAX_Rocm_Team@59882861 results/*/server.log, vLLM 0.21
 and 0.22: amd/MiniMax-M2.5-MXFP4 at TP 1 "Model loading took 118.75 GiB", 118.63 so sized and
-114.83 with MXFP4 on every linear layer; amd/Kimi-K2.5-MXFP4 at TP 4 132.45 GiB, 132.49 so sized;
+114.90 with MXFP4 on every linear layer; amd/Kimi-K2.5-MXFP4 at TP 4 132.45 GiB, 132.49 so sized;
 tests/test_vllm_logs.py)."""
 
 

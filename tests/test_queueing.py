@@ -645,10 +645,10 @@ def test_the_engines_budget_rule_is_one_for_validate_solve_and_simulate(catalog)
         return float(evaluate_load(step, np.array([rate]), d, limits).ttft_s["p99"][0])
 
     rate = 4.0
-    while math.isfinite(p99(counted, rate + 0.25)):
+    while rate < 40.0 and math.isfinite(p99(counted, rate + 0.25)):
         rate += 0.25
         assert math.isfinite(p99(free, rate))  # the prompt-only budget serves every load the counted one does
-    assert rate < 40.0
+    assert rate < 40.0  # the replica saturates within the grid
     assert p99(free, rate) < 0.95 * p99(counted, rate), (rate, p99(free, rate), p99(counted, rate))
 
 
