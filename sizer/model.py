@@ -1193,5 +1193,98 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
     if method == "bitsandbytes":
         dtype = "int4" if qc.get("load_in_4bit") else "int8"
         return scheme(dtype, DTYPE_BYTES[dtype], "config.json bitsandbytes", everywhere, per_layer), kv_quant, None
+    if method == "quark":
+        return _parse_quark(qc, where, scheme)
     return None, kv_quant, f"quantization_config quant_method {method!r} not modelled: weights counted at 16 bits"
+
+
+def _quark_weight(spec: Any, where: str, key: str) -> tuple[str, float, str] | None:
+    """(sizer's format, bytes per parameter, as the config says it) of one Quark weight
+    QuantizationSpec; None where it quantises nothing. A list is a progressive spec, its stages in
+    order: the checkpoint stores the last (AMD's FP8-then-INT4 conversions store INT4)."""
+    if isinstance(spec, list):
+        spec = spec[-1] if spec else None
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping):
+        raise FieldTypeError(f"{where}: quantization_config.{key}: expected a Quark QuantizationSpec (an object with a dtype) or a list of them, got {_short(spec)}")
+    dtype = str(spec.get("dtype") or "").lower()
+    group = spec.get("group_size")
+    group = group if isinstance(group, int) and not isinstance(group, bool) and group > 0 else None
+    if dtype in ("fp4", "fp4_e2m1", "mx_fp4", "mxfp4"):
+        return "mxfp4", DTYPE_BYTES["mxfp4"], f"{dtype} g{group or 32}"  # OCP MX: 32 values and one E8M0 scale
+    if dtype.startswith("fp8"):
+        return "fp8", DTYPE_BYTES["fp8"], dtype
+    if dtype in ("int4", "uint4"):
+        g = group or 10**9  # per-channel
+        return "int4", (g * 4 + 16 + (4 if dtype == "uint4" else 0)) / g / 8, f"{dtype} g{group}" if group else f"{dtype} per-channel"
+    if dtype in ("int8", "uint8"):
+        return "int8", DTYPE_BYTES["int8"], dtype
+    raise _QuarkUnmodelled(dtype or repr(spec))
+
+
+class _QuarkUnmodelled(Exception):
+    """A Quark weight dtype sizer has no format for (its name)."""
+
+
+def _quark_pattern_groups(pattern: str) -> frozenset[str]:
+    """Parameter groups a Quark layer pattern names ("*.mlp.experts.*", "*self_attn*", "lm_head")."""
+    p = str(pattern).strip().strip("*").strip(".").removesuffix(".weight")
+    match = _LAYER_PATTERN.search(p)
+    rest = match.group(2) or "" if match else p
+    rest = rest.strip("*").strip(".")
+    if not rest or rest == "lm_head" or rest.endswith("embed_tokens"):
+        return frozenset() if rest else LINEAR_GROUPS
+    return _groups_named(rest)
+
+
+def _parse_quark(qc: Mapping[str, Any], where: str, scheme: Callable[..., QuantScheme]) -> tuple[QuantScheme | None, str | None, str | None]:
+    """AMD Quark's quantization_config (`quant_method: quark`, vLLM's QuarkConfig): the weight format of
+    `global_quant_config` on every linear layer, or of `layer_quant_config`'s patterns on the
+    groups they name where nothing is global; `exclude` patterns leave groups in 16 bits (AMD's MXFP4
+    conversions of MoE models exclude attention: MXFP4_MOE_ORIGIN's logs); `export.kv_cache_group`
+    names the projections whose outputs are the KV cache, stored in their `output_tensors` format
+    (FP8 in AMD's -FP8-KV checkpoints). One format a checkpoint: layer patterns in another format than
+    the global one are not modelled (said in the note)."""
+    origin = "config.json quantization_config quark"
+    everywhere, per_layer = _excluded_groups(qc.get("exclude"))
+    glob = qc.get("global_quant_config")
+    if glob is not None and not isinstance(glob, Mapping):
+        raise FieldTypeError(f"{where}: quantization_config.global_quant_config: expected an object, got {_short(glob)}")
+    layers = qc.get("layer_quant_config") or {}
+    if not isinstance(layers, Mapping):
+        raise FieldTypeError(f"{where}: quantization_config.layer_quant_config: expected an object of patterns, got {_short(layers)}")
+    kv_quant = None
+    export = qc.get("export")
+    kv_group = export.get("kv_cache_group") if isinstance(export, Mapping) else None
+    if isinstance(kv_group, list) and kv_group:
+        first = layers.get(kv_group[0]) if isinstance(kv_group[0], str) else None
+        out = first.get("output_tensors") if isinstance(first, Mapping) else None
+        out_dtype = str(out.get("dtype") or "").lower() if isinstance(out, Mapping) else "fp8"
+        kv_quant = "fp8" if out_dtype.startswith("fp8") else None
+    try:
+        base = _quark_weight((glob or {}).get("weight"), where, "global_quant_config.weight")
+        named = {}
+        for pattern, cfg in layers.items():
+            if not isinstance(cfg, Mapping):
+                raise FieldTypeError(f"{where}: quantization_config.layer_quant_config.{pattern}: expected an object, got {_short(cfg)}")
+            w = _quark_weight(cfg.get("weight"), where, f"layer_quant_config.{pattern}.weight")
+            if w is not None:
+                named[str(pattern)] = w
+    except _QuarkUnmodelled as exc:
+        return None, kv_quant, f"quantization_config quark weight dtype {exc} not modelled: weights counted at 16 bits"
+    note = None
+    if base is not None:
+        others = sorted({w[0] for w in named.values()} - {base[0]})
+        if others:
+            note = f"quantization_config quark: layer patterns in {', '.join(others)} beside the global {base[0]} are sized in {base[0]}"
+        return scheme(base[0], base[1], f"{origin} {base[2]}", everywhere, per_layer), kv_quant, note
+    if named:
+        formats = {w[0] for w in named.values()}
+        fmt = next(w for w in named.values() if w[0] == sorted(formats)[0])
+        if len(formats) > 1:
+            note = f"quantization_config quark: layer patterns in {', '.join(sorted(formats))}; all sized in {fmt[0]}"
+        only = frozenset().union(*(_quark_pattern_groups(p) for p in named))
+        return scheme(fmt[0], fmt[1], f"{origin} {fmt[2]} on {', '.join(sorted(named))}", everywhere, per_layer, only), kv_quant, note
+    return None, kv_quant, None
 

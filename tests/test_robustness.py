@@ -236,6 +236,7 @@ LLAMA_8B = {
         pytest.param('"quantization_config": {"quant_method": "awq", "bits": "four"}', 6, "quantization_config.bits", id="awq-bits"),
         pytest.param('"sliding_window": NaN', 6, "sliding_window", id="window-nan"),
         pytest.param('"quantization_config": {"quant_method": "fp8", "weight_block_size": "x"}', 6, "weight_block_size", id="block-size"),
+        pytest.param('"quantization_config": {"quant_method": "quark", "global_quant_config": {"weight": "fp4"}}', 6, "global_quant_config.weight", id="quark-weight"),
         pytest.param('"head_dim": 0', 7, "head_dim", id="head-dim-0"),
         pytest.param('"num_attention_heads_": 0, "num_attention_heads": 1000000', 7, "num_attention_heads", id="heads-1e6"),
         pytest.param('"num_hidden_layers_": 0, "num_hidden_layers": 10000000', 7, "num_hidden_layers", id="layers-1e7"),
