@@ -778,6 +778,17 @@ class SglangPolicy(EnginePolicy):
     # TP 1 that is (2.51 - 0.5) / 7 = 0.287 GiB per peer.
     INIT_BYTES_TP1 = 0.5 * GIB
     INIT_BYTES_PER_PEER = 0.287 * GIB
+    # On AMD's CDNA 4 (MI355X, MI350X: gfx950) under ROCm the same memory is far larger. SGLang
+    # logs it when its communicators are up, before the weights: "Init torch distributed ends. ...
+    # mem usage=8.18 GB" at TP 2 and "8.82 GB" at TP 4 (SGLang's GB are GiB) in AMD's InferenceX
+    # runs on MI355X (ajith-sirra-amd/InferenceMAX_Rocm_Team@598828615e7701f3f4f8ac5b1da2dbb49fe11460
+    # results/0604/glm5.1-fp4-mi355x-sglang-agentic-hicache/*/server.log and
+    # results/0603_sa/qwen3.5-fp8-mi355x-sglang-agentic-hicache/*/server.log): 0.32 GiB per peer,
+    # as on CUDA, over 7.86 GiB at TP 1. What holds the 7.9 GiB is not traced (the HIP runtime and
+    # AITER's kernels are in by then). CDNA 3 (MI300X, MI325X) has no such log here and keeps the
+    # CUDA figures.
+    INIT_BYTES_TP1_CDNA4 = 7.86 * GIB
+    INIT_BYTES_PER_PEER_CDNA4 = 0.32 * GIB
 
     @staticmethod
     def default_fraction(gpu: Gpu, model: ModelArch | None, tp: int, pp: int, version: str) -> tuple[float, int, str]:
@@ -847,11 +858,13 @@ class SglangPolicy(EnginePolicy):
             max_num_batched_tokens=chunk,
         )
 
-    def init_bytes(self, tp: int) -> float:
+    def init_bytes(self, tp: int, gpu: Gpu | None = None) -> float:
+        if gpu is not None and gpu.family == "cdna4":
+            return self.INIT_BYTES_TP1_CDNA4 + self.INIT_BYTES_PER_PEER_CDNA4 * (tp - 1)
         return self.INIT_BYTES_TP1 + self.INIT_BYTES_PER_PEER * (tp - 1)
 
     def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
-        init = self.init_bytes(tp)
+        init = self.init_bytes(tp, gpu)
         free_at_start = gpu.usable_memory_bytes - init
         f = settings.memory_fraction
         reserve = free_at_start * (1 - f)  # activations, CUDA graphs: the non-static part
@@ -861,7 +874,7 @@ class SglangPolicy(EnginePolicy):
             # rest_memory = free after loading - free at start x (1 - mem_fraction_static)
             pool_of=lambda weights, _kv: free_at_start - weights - buffers - reserve,
             budget_of=lambda _weights: free_at_start * f,
-            budget_rule=f"(total - CUDA context and NCCL at start) x {self.fraction_name}; the rest ({reserve / GIB:.2f} GiB) reserved for activations and CUDA graphs",
+            budget_rule=f"(total - {'HIP context and RCCL' if gpu.vendor.lower() == 'amd' else 'CUDA context and NCCL'} at start) x {self.fraction_name}; the rest ({reserve / GIB:.2f} GiB) reserved for activations and CUDA graphs",
             buffers=buffers, activation=0.0, overhead=init,
             notes=("activations come out of the (1 - mem_fraction_static) reserve, not the pool",),
         )

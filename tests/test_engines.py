@@ -165,6 +165,32 @@ def test_sglang_qwen3_235b_fp8_four_h100(catalog):
     assert line == f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {k_gib:.2f} GB, V size: {k_gib:.2f} GB"
 
 
+def test_sglang_on_mi355x_holds_its_rocm_runtime_before_the_weights(catalog):
+    """SGLang's free memory at start is what its pool is a fraction of. On MI355X (ROCm, AITER) its
+    own line "Init torch distributed ends. ... mem usage=" reads 8.18 GB at TP 2 and 8.82 GB at TP 4
+    (SGLang's GB are GiB; AMD's InferenceX runs, ajith-sirra-amd/InferenceMAX_Rocm_Team@59882861
+    results/0604/glm5.1-fp4-mi355x-sglang-agentic-hicache and results/0603_sa/qwen3.5-fp8-mi355x-
+    sglang-agentic-hicache, server.log), where sizer's CUDA figures gave 0.79 and 1.36 GiB. The
+    GLM-5.1 MXFP4 run at TP 2 (--mem-fraction-static 0.85, FP8 KV) then logs "Load weight end. ...
+    mem usage=199.52 GB" and "KV Cache is allocated. ... #tokens: 733696, KV size: 37.74 GB": sizer's
+    pool is 40.09 GiB (46.37 with the CUDA figure), 6.2 % over; its weights are 1.80 GiB short of the
+    log, about the DSA indexer's (not modelled: sizer warns), which would take the pool to 38.3 GiB.
+    The log's 55,231 B a token is 78 layers x (576 B of FP8 latent + 132 B of the indexer's FP8 keys
+    and scales); sizer counts the latent only (44,928 B). CDNA 3 keeps the CUDA figures."""
+    policy = SglangPolicy()
+    mi355x = catalog.gpu("MI355X")
+    assert policy.init_bytes(2, mi355x) / GIB == pytest.approx(8.18, abs=0.005)
+    assert policy.init_bytes(4, mi355x) / GIB == pytest.approx(8.82, abs=0.005)
+    assert policy.init_bytes(2, catalog.gpu("MI300X")) == policy.init_bytes(2)
+    m = explain_config(
+        catalog.model("glm-5"), mi355x, tp=2, pp=1, kv_dtype="fp8", weight_dtype="mxfp4", context_tokens=202752,
+        gpu_memory_utilization=0.85, engine="sglang",
+    ).memory
+    assert m.weights_bytes_per_gpu / GIB / 199.52 - 1 == pytest.approx(-0.009, abs=0.002)
+    assert m.kv_pool_bytes_per_gpu / GIB / 37.74 - 1 == pytest.approx(0.062, abs=0.003)
+    assert 37.74 * GIB / 733_696 == pytest.approx(78 * (576 + 132), rel=0.001)
+
+
 def test_sglang_log_line_of_a_latent_attention_cache(catalog):
     """SGLang's MLATokenToKVPool logs one buffer, "KV Cache is allocated. #tokens: N, KV size: X GB"
     (sglang/srt/mem_cache/memory_pool.py; GB = 1024**3), not MHATokenToKVPool's K and V: for
