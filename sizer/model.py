@@ -1231,7 +1231,7 @@ def _quark_pattern_groups(pattern: str) -> frozenset[str]:
     """Parameter groups a Quark layer pattern names ("*.mlp.experts.*", "*self_attn*", "lm_head")."""
     p = str(pattern).strip().strip("*").strip(".").removesuffix(".weight")
     match = _LAYER_PATTERN.search(p)
-    rest = match.group(2) or "" if match else p
+    rest = (match.group(2) or "") if match else p
     rest = rest.strip("*").strip(".")
     if not rest or rest == "lm_head" or rest.endswith("embed_tokens"):
         return frozenset() if rest else LINEAR_GROUPS
