@@ -23,7 +23,7 @@ import numpy as np
 
 from .catalog import Catalog, Gpu, Price
 from .engines import EngineOverrides, EngineSettings, engine_policy
-from .memory import KvFormat, MemoryBreakdown, stage_kv
+from .memory import KvFormat, MemoryBreakdown
 from .model import ModelArch
 from .residency import Admission, admission
 from .efficiency import efficiency_table
@@ -117,6 +117,8 @@ def parallelism_reason(model: ModelArch, gpu: Gpu, tp: int, pp: int) -> str | No
         return f"tp={tp} > {gpu.gpus_per_node} GPUs per {gpu.name} node (tensor parallelism stays within a node)"
     if model.num_attention_heads % tp:
         return f"{model.num_attention_heads} attention heads not divisible by tp={tp}"
+    if model.num_linear_layers and model.linear_key_heads % tp:
+        return f"{model.linear_key_heads} linear-attention key heads not divisible by tp={tp}"
     kv = model.num_key_value_heads
     if not model.is_mla and (kv % tp if kv >= tp else tp % kv):
         return f"{kv} KV heads and tp={tp}: one must divide the other"
@@ -262,7 +264,7 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
                 return m, reason, None
             adm = admission(
                 m,
-                stage_kv(model, kv, cfg.tp, cfg.pp)[m.stage],
+                policy.stage_kv(model, kv, cfg.tp, cfg.pp, settings)[m.stage],
                 policy=workload.memory.admission,
                 percentile_context_tokens=workload.context_tokens,
                 prompt=workload.traffic.prompt_tokens,
@@ -270,6 +272,8 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             )
             if m.engine == "llamacpp":
                 adm = _cap_admission(adm, m.max_concurrency)
+            elif m.running_cap:  # SGLang's running-request cap from its Gated DeltaNet state slots
+                adm = _cap_admission(adm, m.running_cap)
             return m, None, adm
 
         m, reason, adm = memory_at(settings)
@@ -452,7 +456,8 @@ def _cannot_win_one(workload: Workload, catalog: Catalog, passing: list):
 
 
 def _cap_admission(adm: Admission, slots: int) -> Admission:
-    """llama.cpp admits exactly its slots whatever the policy: the cache is allocated per slot."""
+    """An engine that admits no more than its slots whatever the policy: llama.cpp (the cache is
+    allocated per slot), SGLang's Gated DeltaNet state slots."""
     from dataclasses import replace
 
     return replace(adm, max_concurrency=min(adm.max_concurrency, slots))

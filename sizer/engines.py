@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from .catalog import Gpu
 from .errors import FieldValueError
-from .memory import EngineKvReport, KvFormat, MemoryBreakdown, binding_stage, blocks_for, paged_breakdown, stage_kv
+from .memory import EngineKvReport, KvFormat, MemoryBreakdown, StageKv, binding_stage, blocks_for, kv_bytes_per_token_per_layer, linear_state_bytes_per_layer, paged_breakdown, stage_kv
 from .model import ModelArch, stage_weights
 from .units import GGUF_TYPE_NAMES, GIB, LLAMACPP_CACHE_TYPES, LLAMACPP_WEIGHT_DTYPES, MIB, WEIGHT_DTYPES, ceil_div
 
@@ -143,6 +143,17 @@ class EnginePolicy:
     def parallelism_reason(self, tp: int, pp: int) -> str | None:
         return None
 
+    def linear_state_bytes(self, model: ModelArch, tp: int) -> float:
+        """One sequence's state in one Gated DeltaNet layer on one GPU, in the dtypes the engine
+        keeps it in: the convolution state in 16 bits, the recurrent state in the config's
+        mamba_ssm_dtype (vLLM mamba_ssm_cache_dtype "auto", SGLang's mamba2_state_dtype)."""
+        return linear_state_bytes_per_layer(model, tp)
+
+    def stage_kv(self, model: ModelArch, kv: KvFormat, tp: int, pp: int, settings: EngineSettings | None = None) -> list[StageKv]:
+        """What a sequence holds in the engine's KV pool on each stage: its KV per token and, where
+        the engine keeps Gated DeltaNet states in the same pool, their state."""
+        return stage_kv(model, kv, tp, pp, self.linear_state_bytes(model, tp))
+
     # weight formats the engine quantises a 16-bit checkpoint to at load time (a flag on its line)
     online_weight_dtypes: tuple[str, ...] = ()
 
@@ -236,13 +247,14 @@ class EnginePolicy:
         notes: tuple[str, ...] = (),
         cuda_graph=0.0,
         detail=(),
+        state_pool_of=None,
     ) -> list[MemoryBreakdown]:
         """One breakdown per pipeline stage: `pool_of(weights_bytes, stage_kv)` is the engine's
         pool rule, `budget_of(weights_bytes)` the memory it lets itself use. `activation`,
         `cuda_graph` and `detail` are numbers (every stage alike) or functions of the stage index."""
         out = []
         per_stage = lambda x, s: x(s) if callable(x) else x  # noqa: E731
-        stages = zip(stage_weights(model, tp, pp, weight_dtype, expert_scale), stage_kv(model, kv, tp, pp))
+        stages = zip(stage_weights(model, tp, pp, weight_dtype, expert_scale), self.stage_kv(model, kv, tp, pp, settings))
         for s, (w, kvs) in enumerate(stages):
             out.append(
                 paged_breakdown(
@@ -269,6 +281,7 @@ class EnginePolicy:
                     max_model_len=settings.max_model_len,
                     hybrid_groups=hybrid_groups,
                     notes=notes,
+                    state_pool=state_pool_of(w.total_bytes, s) if state_pool_of is not None else (0, 0.0, 0, 0.0),
                 )
             )
         return out
@@ -641,8 +654,42 @@ class VllmPolicy(EnginePolicy):
         layers = max(len(r) for r in model.stage_layers(pp))
         return 0.30 * GIB + layers * 16 * MIB
 
+    def linear_state_dtypes(self, model: ModelArch, version: str) -> tuple[str, str]:
+        """(convolution, recurrent) state dtypes of vLLM's Gated DeltaNet cache, --mamba-cache-dtype
+        and --mamba-ssm-cache-dtype at "auto" (model_executor/layers/mamba/mamba_utils.py, read in
+        the 0.11-0.34 wheels): the model's dtype for both up to 0.16; from 0.17 the recurrent state in
+        the config's mamba_ssm_dtype for Qwen3.5 (its config class maps "auto" to it), the model's
+        dtype for Qwen3-Next."""
+        sixteen = model.torch_dtype if model.torch_dtype in ("bf16", "fp16") else "bf16"
+        if _version_tuple(version) >= (0, 17) and model.model_type.startswith("qwen3_5"):
+            return sixteen, model.linear_state_dtype
+        return sixteen, sixteen
+
+    def hybrid_block_tokens(self, model: ModelArch, kv: KvFormat, tp: int, version: str, block: int) -> int:
+        """vLLM's attention block for a model with Gated DeltaNet layers: the smallest multiple of
+        the alignment (16, or the --block-size given, if larger) whose page (tokens x one layer's KV
+        bytes a token) covers one sequence's state in one layer (HybridAttentionMambaModelConfig,
+        0.11-0.18 models/config.py; _align_hybrid_block_size, 0.20+ platforms/interface.py). vLLM's own
+        comments give 1,056 tokens for Qwen3.5 and 544 for Qwen3-Next at their defaults."""
+        conv, ssm = self.linear_state_dtypes(model, version)
+        state = linear_state_bytes_per_layer(model, tp, ssm, conv)
+        per_token = kv_bytes_per_token_per_layer(model, kv, tp)
+        align = max(16, block)
+        return align * ceil_div(math.ceil(state), int(align * per_token)) if per_token else block
+
+    def stage_kv(self, model: ModelArch, kv: KvFormat, tp: int, pp: int, settings: EngineSettings | None = None) -> list[StageKv]:
+        """Gated DeltaNet states share vLLM's pool, one page a layer, padded to the attention page
+        (hybrid_block_tokens at the settings' release and --block-size)."""
+        if not model.num_linear_layers:
+            return stage_kv(model, kv, tp, pp)
+        version = settings.version if settings is not None else self.default_version
+        tokens = self.hybrid_block_tokens(model, kv, tp, version, settings.block_size_tokens if settings is not None else 16)
+        return stage_kv(model, kv, tp, pp, tokens * kv_bytes_per_token_per_layer(model, kv, tp))
+
     def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
         era = self.era(settings.version)
+        if model.num_linear_layers and era == "v1":
+            settings = replace(settings, block_size_tokens=self.hybrid_block_tokens(model, kv, tp, settings.version, settings.block_size_tokens))
         if era != "v1":
             return self._v0_breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens)
         release = VllmRelease.of(settings.version, flashinfer_installed=settings.flashinfer_installed)
@@ -858,6 +905,47 @@ class SglangPolicy(EnginePolicy):
             max_num_batched_tokens=chunk,
         )
 
+    # Gated DeltaNet models (Qwen3-Next, Qwen3.5): SGLang keeps each request's convolution and
+    # recurrent state in a pool of its own, of S slots, before the KV pool (sglang 0.5.12.post1
+    # model_executor/model_runner_kv_cache_mixin.py handle_max_mamba_cache, _resolve_max_num_reqs;
+    # 0.5.6 profile_max_num_token): with the radix cache on (the default) the slots take
+    # r / (1 + r) of what the static fraction leaves after the weights, r = --mamba-full-memory-ratio
+    # (0.9), S = floor(rest x r / (1 + r) / state per request); the KV pool is the rest less S x
+    # state, and max_running_requests is at most S // 3 (the no_buffer scheduler's ratio). Up to
+    # 0.5.3 there was no split: the radix cache was off for such models and S = --max-running-requests,
+    # else 512. The MambaRadixCache that brought the split (sgl-project/sglang PR #11214) merged on
+    # 2025-10-13, after 0.5.3; sizer applies the split from 0.5.4. Checked against 41 logs of AMD's
+    # Qwen3.5-397B-A17B-FP8 runs at TP 4 on MI355X (tests/test_engines.py).
+    MAMBA_FULL_MEMORY_RATIO = 0.9
+    MAMBA_RUNNING_RATIO = 3
+
+    def state_pool(
+        self, model: ModelArch, tp: int, rest_bytes: float, settings: EngineSettings, stage_linear_layers: int,
+        radix_cache: bool = True, max_running: int | None = None,
+    ) -> tuple[int, float, int, float]:
+        """(slots, their bytes, the running-request cap, the convolution states' bytes) of SGLang's
+        Gated DeltaNet state pool on a stage whose KV and state share `rest_bytes`; zeros for a
+        model without such layers. `radix_cache` False is --disable-radix-cache: with
+        --max-running-requests (`max_running`) the slots are that many, and the cap is the slots."""
+        if not stage_linear_layers or rest_bytes <= 0:
+            return 0, 0.0, 0, 0.0
+        per_request = stage_linear_layers * self.linear_state_bytes(model, tp)
+        conv_share = model.linear_state_elements(tp)[0] * 2 * stage_linear_layers / per_request  # 16-bit convolution state
+        if _version_tuple(settings.version) < (0, 5, 4):
+            slots = max_running or (settings.max_num_seqs if settings.max_num_seqs < 4096 else 512)
+            cap = slots
+        elif not radix_cache and max_running:
+            slots = cap = int(max_running)
+        else:
+            r = self.MAMBA_FULL_MEMORY_RATIO
+            slots = int(rest_bytes * r / (1 + r) // per_request)
+            cap = slots // (self.MAMBA_RUNNING_RATIO if radix_cache else 1)
+        return slots, slots * per_request, cap, slots * per_request * conv_share
+
+    def stage_kv(self, model: ModelArch, kv: KvFormat, tp: int, pp: int, settings: EngineSettings | None = None) -> list[StageKv]:
+        """SGLang's KV pool holds KV only: the Gated DeltaNet states have their own (state_pool)."""
+        return stage_kv(model, kv, tp, pp, 0.0)
+
     def init_bytes(self, tp: int, gpu: Gpu | None = None) -> float:
         if gpu is not None and gpu.family == "cdna4":
             return self.INIT_BYTES_TP1_CDNA4 + self.INIT_BYTES_PER_PEER_CDNA4 * (tp - 1)
@@ -869,10 +957,21 @@ class SglangPolicy(EnginePolicy):
         f = settings.memory_fraction
         reserve = free_at_start * (1 - f)  # activations, CUDA graphs: the non-static part
         buffers = self.rotary_cache_bytes(model)
+        linear = [sum(1 for i in layers if model.layer_types[i] == "linear") for layers in model.stage_layers(pp)]
+
+        def states(weights: float, s: int) -> tuple[int, float, int]:
+            return self.state_pool(model, tp, free_at_start - weights - buffers - reserve, settings, linear[s])
+
+        def pool(weights: float, kvs: StageKv) -> float:
+            # rest_memory = free after loading - free at start x (1 - mem_fraction_static), less
+            # the Gated DeltaNet state pool where the model has one
+            rest = free_at_start - weights - buffers - reserve
+            return rest - self.state_pool(model, tp, rest, settings, kvs.linear_layers)[1]
+
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
-            # rest_memory = free after loading - free at start x (1 - mem_fraction_static)
-            pool_of=lambda weights, _kv: free_at_start - weights - buffers - reserve,
+            pool_of=pool,
+            state_pool_of=states,
             budget_of=lambda _weights: free_at_start * f,
             budget_rule=f"(total - {'HIP context and RCCL' if gpu.vendor.lower() == 'amd' else 'CUDA context and NCCL'} at start) x {self.fraction_name}; the rest ({reserve / GIB:.2f} GiB) reserved for activations and CUDA graphs",
             buffers=buffers, activation=0.0, overhead=init,

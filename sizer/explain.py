@@ -11,9 +11,9 @@ from pathlib import Path
 
 from .candidates import parallelism_reason
 from .catalog import Gpu, served_id_warnings
-from .engines import EngineOverrides, EngineSettings, engine_policy, resolve_kv_dtype
+from .engines import EngineOverrides, EngineSettings, SglangPolicy, engine_policy, resolve_kv_dtype
 from .errors import FieldValueError
-from .memory import KvFormat, MemoryBreakdown, stage_kv
+from .memory import KvFormat, MemoryBreakdown
 from .model import ModelArch, weight_scheme
 from .residency import Admission, admission
 from .units import GIB, MIB, WEIGHT_DTYPES, ceil_div, kv_element_bytes
@@ -257,6 +257,14 @@ def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estima
             kv_line = f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, KV size: {pool:.2f} GB"
         else:
             kv_line = f"KV Cache is allocated. #tokens: {m.engine_kv_tokens}, K size: {pool / 2:.2f} GB, V size: {pool / 2:.2f} GB"
+        if m.state_slots:  # MambaPool: S + 1 slots allocated (one padding slot), conv and recurrent state apart
+            per = m.state_pool_bytes_per_gpu / m.state_slots
+            conv_share = m.state_conv_bytes_per_gpu / m.state_pool_bytes_per_gpu
+            mamba = (
+                f"Mamba Cache is allocated. max_mamba_cache_size: {m.state_slots}, conv_state size: {(m.state_slots + 1) * per * conv_share / GIB:.2f} GB, "
+                f"ssm_state size: {(m.state_slots + 1) * per * (1 - conv_share) / GIB:.2f} GB"
+            )
+            return (f"Load weight end. ... mem usage={weights / GIB:.2f} GB.", mamba, kv_line)
         return (f"Load weight end. ... mem usage={weights / GIB:.2f} GB.", kv_line)
     if engine == "trtllm":
         # each rank's KV cache manager (NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/
@@ -367,25 +375,26 @@ def explain_config(
     )
     eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
     m = policy.breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=eng, context_tokens=context + speculative_tokens)
-    kvs = stage_kv(model, kv, tp, pp)[m.stage]
+    kvs = policy.stage_kv(model, kv, tp, pp, eng)[m.stage]
     adm = admission(
         m,
         kvs,
         policy=AdmissionPolicy(speculative_tokens=speculative_tokens, shared_prefix_tokens=shared_prefix_tokens),
         percentile_context_tokens=context,
     )
-    layers = len(model.stage_layers(pp)[m.stage])
+    layers = kvs.full_layers + kvs.sliding_layers  # the stage's layers that hold a KV cache
+    hybrid = f" of {model.num_hidden_layers} (the rest Gated DeltaNet)" if model.num_linear_layers else ""
     scheme = weight_scheme(model, weight_dtype)
     if model.is_mla:
         b = kv_element_bytes(kv.k, model.kv_lora_rank)
-        kv_whole = f"{model.num_hidden_layers} layers x ({model.kv_lora_rank} kv_lora_rank + {model.qk_rope_head_dim} qk_rope_head_dim) x {b:g} B"
+        kv_whole = f"{model.num_kv_layers} layers x ({model.kv_lora_rank} kv_lora_rank + {model.qk_rope_head_dim} qk_rope_head_dim) x {b:g} B"
         kv_gpu = f"{layers} layers on stage {m.stage} x ({model.kv_lora_rank} + {model.qk_rope_head_dim}) x {b:g} B (MLA latent, replicated across TP)"
     else:
         d = model.head_dim
         bk, bv = kv_element_bytes(kv.k, d), kv_element_bytes(kv.v, d)
         elem = f"{bk:g} B" if bk == bv else f"({bk:g} B K + {bv:g} B V) / 2"
         heads_gpu = ceil_div(model.num_key_value_heads, tp)
-        kv_whole = f"2 x {model.num_hidden_layers} layers x {model.num_key_value_heads} KV heads x {d} head_dim x {elem}"
+        kv_whole = f"2 x {model.num_kv_layers} {'attention layers' if hybrid else 'layers'}{hybrid} x {model.num_key_value_heads} KV heads x {d} head_dim x {elem}"
         rep = " (heads replicated: kv_heads < tp)" if model.num_key_value_heads < tp else ""
         kv_gpu = f"2 x {layers} layers on stage {m.stage} x ceil({model.num_key_value_heads}/{tp}) = {heads_gpu} heads x {d} x {elem}{rep}"
     lines = [
@@ -441,6 +450,27 @@ def explain_config(
                 value=f"{m.sequence_bytes_per_gpu / MIB:,.1f} MiB per sequence",
             )
         )
+    if m.state_slots:
+        per_request = m.state_pool_bytes_per_gpu / m.state_slots
+        lines.append(
+            Line(
+                label="Gated DeltaNet state pool",
+                formula=f"{m.state_slots:,} slots x {per_request / MIB:,.1f} MiB ({kvs.linear_layers} layers' convolution and recurrent state a request), "
+                f"taken before the KV pool; running requests at most {m.running_cap:,} (slots // {SglangPolicy.MAMBA_RUNNING_RATIO})",
+                value=_gib(m.state_pool_bytes_per_gpu),
+            )
+        )
+    elif kvs.linear_layers:
+        conv, recurrent = model.linear_state_elements(tp)
+        lines.append(
+            Line(
+                label="Gated DeltaNet state",
+                formula=f"{kvs.linear_layers} layers x {kvs.state_bytes_per_layer:,.0f} B a sequence ({conv:,.0f} conv + {recurrent:,.0f} recurrent elements"
+                + (f"; one {m.block_size_tokens}-token attention page, which vLLM sizes to hold it)" if m.engine == "vllm" else ")")
+                + ", whatever its length",
+                value=f"{kvs.state_bytes_per_sequence / MIB:,.1f} MiB per sequence",
+            )
+        )
     if speculative_tokens:
         lines.append(Line(label="speculative positions", formula=f"{speculative_tokens} proposals reserved per sequence", value=f"+{speculative_tokens} tokens"))
     if shared_prefix_tokens:
@@ -454,8 +484,9 @@ def explain_config(
     lines.append(
         Line(
             label=f"max concurrency at {m.context_tokens:,}",
-            formula=f"floor(pool / {m.sequence_bytes_per_gpu / MIB:,.1f} MiB per {m.context_tokens:,}-token sequence)",
-            value=f"{adm.max_concurrency_percentile:,}",
+            formula=f"floor(pool / {m.sequence_bytes_per_gpu / MIB:,.1f} MiB per {m.context_tokens:,}-token sequence)"
+            + (f", at most the {m.running_cap:,} the state pool allows" if m.running_cap else ""),
+            value=f"{min(adm.max_concurrency_percentile, m.running_cap) if m.running_cap else adm.max_concurrency_percentile:,}",
         )
     )
     if requested_kv != kv_dtype:

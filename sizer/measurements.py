@@ -270,7 +270,64 @@ def harness_flags(row: "MeasuredRow") -> dict:
         out.update(trtllm_script_flags(row))
     elif row.engine == "sglang":
         out.update(sglang_script_flags(row))
+        out.update(qwen35_script_flags(row))
     return out
+
+
+_QWEN35 = ("qwen/qwen3.5-397b-a17b", "qwen/qwen3.5-397b-a17b-fp8", "nvidia/qwen3.5-397b-a17b-nvfp4")
+
+
+def qwen35_script_flags(row: "MeasuredRow") -> dict:
+    """The launch flags of InferenceX's SGLang scripts for Qwen3.5-397B-A17B on B200, B300 and
+    H200, each read at the last commit before the row was measured (SemiAnalysisAI/InferenceX:
+    qwen3.5_bf16_b200.sh @9dc87a68c and @c21776093, qwen3.5_fp4_b200.sh @48d35c480,
+    qwen3.5_fp8_b200.sh @6a5dad463, qwen3.5_bf16_b300.sh @32274d6c1, qwen3.5_fp4_b300.sh
+    @8acbd08b7, qwen3.5_fp8_b300.sh @c0f62a2ef, qwen3.5_fp8_h200.sh @f65d6b4b1). Every one runs
+    `--disable-radix-cache`, so SGLang's Gated DeltaNet slots are its --max-running-requests; the
+    FP8 and FP4 ones `--kv-cache-dtype fp8_e4m3 --mamba-ssm-dtype bfloat16` (the recurrent state
+    in 16 bits, not the config's float32). Then:
+
+        bf16 B200/B300           --mem-fraction-static 0.82 --max-running-requests 128 --chunked-prefill-size 32768
+        fp4 B200                 0.85, 128, 32768          fp4 B300   0.8, 128, 32768
+        fp8 B200 (from 03-24)    0.82, 128, 32768          fp8 B300   0.8, $CONC, 16384
+        fp8 H200                 0.8, 128, 16384
+        --scheduler-recv-interval 30 at CONC >= 16, else 10 (B200 and B300; 10 on B300 FP8; unset on H200)
+
+    Rows the scripts cannot explain are refused by inferencex_run_reason."""
+    if row.model_id.strip().lower() not in _QWEN35 or row.mode != "agg":
+        return {}
+    system, precision = row.system.strip().lower(), row.precision
+    conc = row.concurrency or 0.0
+    flags: dict = {"disable_radix_cache": True}
+    if precision in ("fp8", "fp4"):
+        flags.update(kv_dtype="fp8", mamba_ssm_dtype="bf16")
+    if system == "h200_sxm":
+        flags.update(memory_fraction=0.8, max_num_seqs=128, max_num_batched_tokens=16384)
+        return flags
+    recv = 30 if conc >= 16 else 10
+    if precision == "fp8" and system == "b300_sxm":
+        flags.update(memory_fraction=0.8, max_num_batched_tokens=16384, recv_interval=10)
+        if conc:
+            flags["max_num_seqs"] = int(conc)
+        return flags
+    fraction = {"bf16": 0.82, "fp8": 0.82, "fp4": 0.85 if system == "b200_sxm" else 0.8}.get(precision, 0.82)
+    flags.update(memory_fraction=fraction, max_num_seqs=128, max_num_batched_tokens=32768, recv_interval=recv)
+    return flags
+
+
+def inferencex_run_reason(row: "MeasuredRow") -> str | None:
+    """Why an InferenceX row is not the run its labels say, where the scripts and configs of its
+    day show it (SemiAnalysisAI/InferenceX .github/configs/nvidia-master.yaml), or None."""
+    if row.model_id.strip().lower() not in _QWEN35 or not INFERENCEX_SOURCE.search(row.source or ""):
+        return None
+    system, day = row.system.strip().lower(), measured_on(row)
+    if system == "b200_sxm" and row.precision == "fp8" and row.tp == 4 and max(row.moe_ep, 1) == 1 and day == "2026-03-20":
+        return ("on 2026-03-20 InferenceX's one Qwen3.5 FP8 B200 config at TP 4 without expert parallelism was its MTP one "
+                "(qwen3.5_fp8_b200_mtp.sh @35d4bb367: EAGLE, 4 draft tokens): speculative decoding is not modelled")
+    if system == "b300_sxm" and day and day < "2026-04-15":
+        return (f"measured {day}, before InferenceX had any Qwen3.5 B300 config (the first, 2026-04-15/17): its layouts and image are "
+                "those of that day's B200 configs, so the device is not known")
+    return None
 
 
 # InferenceX's disaggregated TensorRT-LLM points, as .github/configs/nvidia-master.yaml listed them
@@ -1289,6 +1346,8 @@ def _layout_reason(model: ModelArch, gpu: Gpu, lay: Layout, moe_tp: int, moe_ep:
         )
     if model.num_attention_heads % lay.tp:
         return f"{model.num_attention_heads} attention heads not divisible by tp={lay.tp}"
+    if model.num_linear_layers and model.linear_key_heads % lay.tp:
+        return f"{model.linear_key_heads} linear-attention key heads not divisible by tp={lay.tp}"
     if not model.is_mla and model.num_key_value_heads % lay.tp and lay.tp % model.num_key_value_heads:
         return f"{model.num_key_value_heads} KV heads and tp={lay.tp}: one must divide the other"
     if model.is_moe and moe_tp and moe_ep and moe_tp * moe_ep != lay.tp * lay.dp:
@@ -1359,6 +1418,9 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     model, model_name = found
     if model.model_type in UNMODELLED:
         return Skipped(row=row, reason=f"{model_name}: {UNMODELLED[model.model_type]}")
+    run_reason = inferencex_run_reason(row)
+    if run_reason:
+        return Skipped(row=row, reason=run_reason)
     prompt = output = None
     bounds = None
     if row.dataset:
@@ -1437,6 +1499,12 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         from dataclasses import replace as _replace
 
         row = _replace(row, max_num_batched_tokens=float(harness["max_num_batched_tokens"]))
+    if harness.get("mamba_ssm_dtype") and model.num_linear_layers:
+        # the harness's --mamba-ssm-dtype (SGLang; its env SGLANG_MAMBA_SSM_DTYPE) overrides the
+        # config's: the recurrent state the run kept, in memory and in every step's reads
+        from dataclasses import replace as _replace
+
+        model = _replace(model, linear_state_dtype=harness["mamba_ssm_dtype"])
     kv = row.kv_dtype or harness.get("kv_dtype") or DEFAULT_KV.get(row.engine, {}).get(row.precision, "bf16")
     kv = resolve_kv_dtype("/".join(normalise_dtype(p) for p in kv.split("/")), model)  # `auto`: the model's dtype, as the engines read it
     if any(p not in KV_DTYPES for p in kv.split("/")):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import ModelArch
-from .units import ceil_div, kv_element_bytes
+from .units import DTYPE_BYTES, ceil_div, kv_element_bytes
 
 # --------------------------------------------------------------------------------------------
 # Seed formulas (pure, scalar)
@@ -111,8 +111,21 @@ def kv_bytes_per_token_per_layer(model: ModelArch, kv: str | KvFormat, tp: int =
 
 
 def model_kv_bytes_per_token(model: ModelArch, kv: str | KvFormat) -> float:
-    """Whole-model KV bytes per token (one copy, all layers, no parallelism)."""
-    return model.num_hidden_layers * kv_bytes_per_token_per_layer(model, kv, 1)
+    """Whole-model KV bytes per token (one copy, every attention layer, no parallelism; Gated
+    DeltaNet layers hold a state per sequence instead, linear_state_bytes_per_layer)."""
+    return model.num_kv_layers * kv_bytes_per_token_per_layer(model, kv, 1)
+
+
+def linear_state_bytes_per_layer(model: ModelArch, tp: int = 1, recurrent_dtype: str | None = None, conv_dtype: str | None = None) -> float:
+    """Bytes one sequence's state takes in one Gated DeltaNet layer on one GPU of a TP group of
+    `tp`: the convolution state in `conv_dtype` and the recurrent state in `recurrent_dtype`
+    (defaults: the model's dtype, and the config's mamba_ssm_dtype). 0 for a model without such
+    layers."""
+    if not model.num_linear_layers:
+        return 0.0
+    conv, recurrent = model.linear_state_elements(tp)
+    conv_bytes = DTYPE_BYTES[conv_dtype or (model.torch_dtype if model.torch_dtype in ("fp32", "fp16") else "bf16")]
+    return conv * conv_bytes + recurrent * DTYPE_BYTES[recurrent_dtype or model.linear_state_dtype]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,6 +135,12 @@ class StageKv:
     full_layers: int
     sliding_layers: int
     bytes_per_token_per_layer: float
+    linear_layers: int = 0  # Gated DeltaNet layers: no KV, a fixed state per sequence
+    state_bytes_per_layer: float = 0.0  # one sequence's state in one of them, this GPU
+
+    @property
+    def state_bytes_per_sequence(self) -> float:
+        return self.linear_layers * self.state_bytes_per_layer
 
     @property
     def full_bytes_per_token(self) -> float:
@@ -136,21 +155,34 @@ class StageKv:
         return self.full_bytes_per_token + self.sliding_bytes_per_token
 
 
-def stage_kv(model: ModelArch, kv: str | KvFormat, tp: int, pp: int) -> list[StageKv]:
+def stage_kv(model: ModelArch, kv: str | KvFormat, tp: int, pp: int, state_bytes_per_layer: float | None = None) -> list[StageKv]:
+    """KV per token of each pipeline stage's layers; Gated DeltaNet layers counted apart, with
+    `state_bytes_per_layer` (default linear_state_bytes_per_layer at the model's dtypes)."""
     per_layer = kv_bytes_per_token_per_layer(model, kv, tp)
+    state = linear_state_bytes_per_layer(model, tp) if state_bytes_per_layer is None else state_bytes_per_layer
     out = []
     for layers in model.stage_layers(pp):
         sliding = sum(1 for i in layers if model.layer_types[i] == "sliding")
-        out.append(StageKv(full_layers=len(layers) - sliding, sliding_layers=sliding, bytes_per_token_per_layer=per_layer))
+        linear = sum(1 for i in layers if model.layer_types[i] == "linear")
+        out.append(
+            StageKv(
+                full_layers=len(layers) - sliding - linear,
+                sliding_layers=sliding,
+                bytes_per_token_per_layer=per_layer,
+                linear_layers=linear,
+                state_bytes_per_layer=state if linear else 0.0,
+            )
+        )
     return out
 
 
 def sequence_bytes_on_stage(kv: StageKv, context_tokens: int, block_size_tokens: int, sliding_window: int) -> float:
     """Bytes one sequence of `context_tokens` holds on one GPU, in whole blocks. Sliding-window
-    layers keep at most the window (plus the partly filled block at each end)."""
+    layers keep at most the window (plus the partly filled block at each end); Gated DeltaNet
+    layers their fixed state, whatever the length."""
     blocks = blocks_for(context_tokens, block_size_tokens)
     sliding_blocks = min(blocks, blocks_for(sliding_window, block_size_tokens) + 1) if sliding_window else blocks
-    return block_size_tokens * (blocks * kv.full_bytes_per_token + sliding_blocks * kv.sliding_bytes_per_token)
+    return block_size_tokens * (blocks * kv.full_bytes_per_token + sliding_blocks * kv.sliding_bytes_per_token) + kv.state_bytes_per_sequence
 
 
 def hybrid_group_layers(kv: StageKv, prefer_max_within: float = 0.0) -> int:
@@ -159,13 +191,14 @@ def hybrid_group_layers(kv: StageKv, prefer_max_within: float = 0.0) -> int:
     layer kind has; every block id is a page in one tensor per group slot, so the pool divides into
     blocks of (group size x page) bytes. From vLLM 0.18, when the commoner kind has fewer than 1.5 x
     the rarer's layers, the group is as large as the commoner kind (the rarer padded):
-    `prefer_max_within` = 1.5 then."""
-    if kv.full_layers and kv.sliding_layers:
-        small, large = sorted((kv.full_layers, kv.sliding_layers))
+    `prefer_max_within` = 1.5 then. Gated DeltaNet layers are a kind of their own (MambaSpec)."""
+    kinds = [n for n in (kv.full_layers, kv.sliding_layers, kv.linear_layers) if n]
+    if len(kinds) > 1:
+        small, large = min(kinds), max(kinds)
         if prefer_max_within and large < small * prefer_max_within:
             return large
         return small
-    return kv.full_layers + kv.sliding_layers
+    return sum(kinds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,6 +262,12 @@ class MemoryBreakdown:
     sliding_window: int = 0
     cuda_graph_bytes_per_gpu: float = 0.0  # subtracted from the budget (vLLM >= 0.20), else 0
     engine_kv_groups: int = 1
+    # SGLang keeps Gated DeltaNet states in a pool of their own: its slots, the bytes they take,
+    # and the running-request cap it derives from them (0: no such pool)
+    state_slots: int = 0
+    state_pool_bytes_per_gpu: float = 0.0
+    running_cap: int = 0
+    state_conv_bytes_per_gpu: float = 0.0  # the convolution states' part of state_pool_bytes_per_gpu
     detail: tuple[tuple[str, str, float], ...] = ()  # (term, how it is made, bytes): the activation and non-torch parts
     notes: tuple[str, ...] = ()
 
@@ -272,6 +311,7 @@ def paged_breakdown(
     cuda_graph_bytes: float = 0.0,
     detail: tuple[tuple[str, str, float], ...] = (),
     notes: tuple[str, ...] = (),
+    state_pool: tuple[int, float, int, float] = (0, 0.0, 0, 0.0),
 ) -> MemoryBreakdown:
     """Blocks, tokens and concurrency of a paged pool of `pool_bytes` on one GPU.
 
@@ -282,8 +322,34 @@ def paged_breakdown(
     blocks = int(pool_bytes // block_bytes) if pool_bytes > 0 and block_bytes > 0 else 0
     seq_bytes = sequence_bytes_on_stage(kv, context_tokens, block_size_tokens, model.sliding_window)
     concurrency = int(pool_bytes // seq_bytes) if pool_bytes > 0 and seq_bytes > 0 else 0
+    slots, state_bytes, running_cap, conv_bytes = state_pool
+    if running_cap:
+        concurrency = min(concurrency, running_cap)
     groups = 1
-    if report.hybrid and kv.full_layers and kv.sliding_layers:
+    if report.hybrid and kv.linear_layers and (kv.full_layers or kv.sliding_layers):
+        # vLLM V1 with Gated DeltaNet layers (MambaSpec): the attention block is sized so its page
+        # covers one sequence's state in one layer, and the state's page is padded to it (the
+        # policy's stage_kv: state_bytes_per_layer = that page); layers form groups of the rarer
+        # kind's size; a sequence takes cdiv(L, block) blocks in each attention group and one in each
+        # Gated DeltaNet group (prefix caching off: get_max_concurrency_for_kv_cache_config)
+        group = hybrid_group_layers(kv, report.prefer_max_within)
+        page_bytes = block_size_tokens * kv.bytes_per_token_per_layer
+        engine_blocks = int(pool_bytes // (group * page_bytes)) if pool_bytes > 0 and page_bytes > 0 else 0
+        attention_groups = ceil_div(kv.full_layers + kv.sliding_layers, group)
+        state_groups = ceil_div(kv.linear_layers, group)
+        groups = attention_groups + state_groups
+        need = attention_groups * blocks_for(max_model_len, block_size_tokens) + state_groups
+        engine_concurrency = engine_blocks / need if need else 0.0
+        if report.tokens_rule == "concurrency":
+            engine_tokens = int(engine_concurrency * max_model_len)
+        else:
+            engine_tokens = engine_blocks // groups * block_size_tokens
+        blocks = engine_blocks
+        per_sequence_blocks = attention_groups * blocks_for(context_tokens, block_size_tokens) + state_groups
+        concurrency = engine_blocks // per_sequence_blocks if per_sequence_blocks else 0
+        if running_cap:
+            concurrency = min(concurrency, running_cap)
+    elif report.hybrid and kv.full_layers and kv.sliding_layers:
         # vLLM V1 (kv_cache_utils.py get_kv_cache_config_from_groups): blocks of group-size pages;
         # max concurrency = blocks / the blocks one request of max_model_len may need in every group
         # (get_max_concurrency_for_kv_cache_config): a full layer cdiv(L, bs) pages, a sliding one
@@ -346,6 +412,10 @@ def paged_breakdown(
         sliding_window=model.sliding_window,
         cuda_graph_bytes_per_gpu=cuda_graph_bytes,
         engine_kv_groups=groups,
+        state_slots=slots,
+        state_pool_bytes_per_gpu=state_bytes,
+        running_cap=running_cap,
+        state_conv_bytes_per_gpu=conv_bytes,
         detail=detail,
         notes=notes,
     )

@@ -87,15 +87,26 @@ class ModelArch:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     rotary_dim: int = 0
-    # per-layer attention kind: "full" or "sliding"
+    # per-layer attention kind: "full", "sliding", or "linear" (a Gated DeltaNet layer: a fixed
+    # recurrent state per sequence instead of a KV cache, Qwen3-Next and Qwen3.5)
     layer_types: tuple[str, ...] = ()
     sliding_window: int = 0
     attention_chunk_size: int = 0  # > 0: the "sliding" layers are chunked local attention (Llama 4), window = chunk
+    attn_output_gate: bool = False  # a sigmoid gate on the attention output: q_proj is twice as wide (Qwen3-Next, Qwen3.5)
+    # Gated DeltaNet ("linear" layers): heads and head sizes of keys and values, the causal
+    # convolution's kernel, and the dtype the recurrent state is kept in (config mamba_ssm_dtype)
+    linear_key_heads: int = 0
+    linear_value_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
+    linear_conv_kernel: int = 0
+    linear_state_dtype: str = "bf16"
     # mixture of experts
     num_experts: int = 0
     num_experts_per_tok: int = 0
     moe_intermediate_size: int = 0
     shared_experts_intermediate_size: int = 0
+    shared_expert_gate: bool = False  # a sigmoid gate on the shared expert's output (hidden -> 1: Qwen2-MoE, Qwen3-Next, Qwen3.5)
     moe_layers: tuple[bool, ...] = ()  # per layer: MoE (True) or dense MLP (False)
     expert_bias: bool = False
     router_bias: bool = False
@@ -148,13 +159,46 @@ class ModelArch:
     def num_sliding_layers(self) -> int:
         return sum(1 for t in self.layer_types if t == "sliding")
 
+    @property
+    def num_linear_layers(self) -> int:
+        """Gated DeltaNet layers: a recurrent state per sequence, no KV cache."""
+        return sum(1 for t in self.layer_types if t == "linear")
+
+    @property
+    def num_kv_layers(self) -> int:
+        """Layers that hold a KV cache (softmax attention, full or sliding)."""
+        return self.num_hidden_layers - self.num_linear_layers
+
+    @property
+    def linear_conv_dim(self) -> int:
+        """Channels of a Gated DeltaNet layer's causal convolution: queries, keys and values."""
+        return 2 * self.linear_key_heads * self.linear_key_head_dim + self.linear_value_heads * self.linear_value_head_dim
+
+    def linear_state_elements(self, tp: int = 1) -> tuple[float, float]:
+        """(convolution state, recurrent state) elements one sequence keeps in one Gated DeltaNet
+        layer on one GPU of a TP group of `tp`: the last kernel - 1 inputs of the convolution's
+        channels, and a key_dim x value_dim matrix per value head; both split by heads over TP
+        (vLLM MambaStateShapeCalculator.gated_delta_net_state_shape; SGLang's Mamba2 cache params)."""
+        conv = (self.linear_conv_kernel - 1) * self.linear_conv_dim / tp
+        recurrent = self.linear_value_heads / tp * self.linear_key_head_dim * self.linear_value_head_dim
+        return conv, recurrent
+
     # -- parameter counts (whole model) ------------------------------------------------------
     def layer_params(self, layer: int, tp: int = 1) -> dict[str, float]:
         """Parameters of decoder layer `layer` held by one GPU of a TP group of size `tp`, by group."""
         h = self.hidden_size
         heads_per_gpu = self.num_attention_heads / tp
         out: dict[str, float] = {}
-        if self.is_mla:
+        if self.layer_types and self.layer_types[layer] == "linear":
+            # Gated DeltaNet (transformers Qwen3NextGatedDeltaNet): in_proj_qkvz (queries, keys,
+            # values and the output gate z), in_proj_ba (two scalars a value head), out_proj; all
+            # split by heads over TP. The depthwise convolution, A_log, dt_bias and the gated norm
+            # are small and stay unquantised.
+            key_dim = self.linear_key_heads * self.linear_key_head_dim
+            value_dim = self.linear_value_heads * self.linear_value_head_dim
+            out["attention"] = (h * (2 * key_dim + 2 * value_dim) + h * 2 * self.linear_value_heads + value_dim * h) / tp
+            out["norms"] = (self.linear_conv_dim * self.linear_conv_kernel + 2 * self.linear_value_heads) / tp + self.linear_value_head_dim
+        elif self.is_mla:
             qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
             if self.q_lora_rank:
                 rep = h * self.q_lora_rank + self.q_lora_rank  # q_a_proj + q_a_layernorm
@@ -170,7 +214,7 @@ class ModelArch:
         else:
             d = self.head_dim
             kv_heads_per_gpu = ceil_div(self.num_key_value_heads, tp)
-            q_o = 2 * h * heads_per_gpu * d
+            q_o = (3 if self.attn_output_gate else 2) * h * heads_per_gpu * d  # q (and its gate) and o
             if self.attention_bias:
                 q_o += heads_per_gpu * d
             if self.o_proj_bias:
@@ -193,6 +237,8 @@ class ModelArch:
             out["router"] = h * e + (e if self.router_bias else 0)
             if self.shared_experts_intermediate_size:
                 out["shared_experts"] = 3 * h * self.shared_experts_intermediate_size / tp
+                if self.shared_expert_gate:
+                    out["router"] += h  # replicated, unquantised, like the router
         else:
             i = self.intermediate_size
             mlp = (3 if self.gated_mlp else 2) * h * i
@@ -718,18 +764,19 @@ def unmodelled_fields(
             warn(key, f"KV heads under a name sizer does not read: KV counted with num_key_value_heads = num_attention_heads ({kv_heads})")
     types = cfg.get("layer_types")
     if isinstance(types, list):
-        other = sorted({str(t) for t in types if "sliding" not in str(t) and "full" not in str(t) and str(t) not in ("attention", "global")})
+        other = sorted({str(t) for t in types if "sliding" not in str(t) and "full" not in str(t) and str(t) not in ("attention", "global", "linear_attention")})
         if other:
             n = sum(1 for t in types if str(t) in other)
             warn("layer_types", f"{n} of {len(types)} layers are {', '.join(other)} (no KV cache of that kind is modelled): counted as full attention")
+    linear_read = (isinstance(types, list) and "linear_attention" in [str(t) for t in types]) or (
+        _active(cfg.get("full_attention_interval")) and _active(cfg.get("linear_num_value_heads"))
+    )
     for key in ("full_attention_interval", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"):
-        if _active(cfg.get(key)) and "layer_types" not in handled:
-            warn(key, "hybrid linear-attention layers (a recurrent state, not a KV cache), not modelled: counted as full attention")
+        if _active(cfg.get(key)) and not linear_read:
+            warn(key, "linear-attention head sizes without layer_types naming linear_attention layers (or full_attention_interval): every layer counted as softmax attention")
             break
-    for key in ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval"):
+    for key in ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval", "attn_output_gate"):
         handled.add(key)
-    if _active(cfg.get("attn_output_gate")):
-        warn("attn_output_gate", "a gate on the attention output (a q-sized projection), not counted in the weights")
     if _active(cfg.get("cross_attention_layers")):
         warn("cross_attention_layers", "cross-attention layers (image keys and values), not modelled")
     for key in ("hybrid_override_pattern", "attn_layer_period", "ssm_state_size", "mamba_d_state", "mamba_num_heads", "layers_block_type"):
@@ -864,7 +911,7 @@ def arch_from_config(
         raise FieldValueError(f"{where}: qk_rope_head_dim, v_head_dim: required for multi-head latent attention (kv_lora_rank given)")
     attention_bias = bool(cfg.get("attention_bias", False)) or model_type in ("qwen2", "qwen2_moe")
     o_bias = model_type == "gpt_oss" and bool(cfg.get("attention_bias", False))
-    qk_norm = model_type in ("qwen3", "qwen3_moe", "olmo2", "gemma3", "gemma3_text") or bool(cfg.get("use_qk_norm", False))
+    qk_norm = model_type in ("qwen3", "qwen3_moe", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "olmo2", "gemma3", "gemma3_text") or bool(cfg.get("use_qk_norm", False))
     rotary_dim = _int(cfg, "rotary_dim", where, 0) or (rope if kv_lora else head_dim)
     partial = _number(cfg, "partial_rotary_factor", where, gt=0.0, le=1.0)
     if partial is not None and not kv_lora and not cfg.get("rotary_dim"):
@@ -873,8 +920,13 @@ def arch_from_config(
     # --- sliding-window layers -------------------------------------------------------------------
     window = _int(cfg, "sliding_window", where, 0)
     raw_types = cfg.get("layer_types")
+    interval = _int(cfg, "full_attention_interval", where, 0)
     if isinstance(raw_types, list) and len(raw_types) == layers:
-        layer_types = tuple("sliding" if "sliding" in str(t) else "full" for t in raw_types)
+        layer_types = tuple(_layer_kind(t) for t in raw_types)
+    elif interval and cfg.get("linear_num_value_heads"):
+        # Qwen3-Next without layer_types: every full_attention_interval-th layer is full attention,
+        # the rest Gated DeltaNet (transformers Qwen3NextConfig)
+        layer_types = tuple("full" if (i + 1) % interval == 0 else "linear" for i in range(layers))
     elif window and model_type == "gemma2":
         layer_types = tuple("sliding" if i % 2 == 0 else "full" for i in range(layers))
     elif window and cfg.get("sliding_window_pattern"):
@@ -906,6 +958,23 @@ def arch_from_config(
 
     dtype_raw = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
     torch_dtype = normalise_dtype(str(dtype_raw))
+    linear: dict[str, Any] = {}
+    if "linear" in layer_types:
+        linear = {
+            "linear_key_heads": _int(cfg, "linear_num_key_heads", where, 0),
+            "linear_value_heads": _int(cfg, "linear_num_value_heads", where, 0),
+            "linear_key_head_dim": _int(cfg, "linear_key_head_dim", where, 0),
+            "linear_value_head_dim": _int(cfg, "linear_value_head_dim", where, 0),
+            "linear_conv_kernel": _int(cfg, "linear_conv_kernel_dim", where, 4),
+        }
+        missing = [k for k, v in linear.items() if not v]
+        if missing:
+            names = {"linear_key_heads": "linear_num_key_heads", "linear_value_heads": "linear_num_value_heads", "linear_conv_kernel": "linear_conv_kernel_dim"}
+            raise FieldValueError(f"{where}: {', '.join(names.get(k, k) for k in missing)}: required for Gated DeltaNet (linear_attention) layers, a positive integer")
+        state = cfg.get("mamba_ssm_dtype")
+        linear["linear_state_dtype"] = normalise_dtype(str(state)) if state else (torch_dtype if torch_dtype in ("fp32", "bf16", "fp16") else "bf16")
+        if linear["linear_state_dtype"] not in ("fp32", "bf16", "fp16"):
+            raise FieldValueError(f"{where}: mamba_ssm_dtype: expected float32, bfloat16 or float16, got {state!r}")
     quant, kv_quant, qnote = _parse_quantization(cfg.get("quantization_config"), hf_quant_config, where)
     if qnote:
         notes.append(qnote)
@@ -944,10 +1013,13 @@ def arch_from_config(
         layer_types=layer_types,
         sliding_window=window,
         attention_chunk_size=chunk,
+        attn_output_gate=bool(cfg.get("attn_output_gate", False)) or model_type == "qwen3_next",
+        **linear,
         num_experts=num_experts,
         num_experts_per_tok=topk,
         moe_intermediate_size=moe_inter if num_experts else 0,
         shared_experts_intermediate_size=shared,
+        shared_expert_gate=bool(shared) and model_type in ("qwen2_moe", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text"),
         moe_layers=moe_layers,
         expert_bias=model_type == "gpt_oss",
         router_bias=model_type == "gpt_oss",
@@ -965,6 +1037,17 @@ def arch_from_config(
         notes=tuple(notes),
         warnings=(*defaults_used, *unmodelled_fields(cfg, outer, chunked_attention=bool(chunk), vision_counted=bool(vision))),
     )
+
+
+def _layer_kind(value: Any) -> str:
+    """sizer's kind of a config.json layer_types entry: "sliding" (sliding_attention,
+    chunked_attention ...), "linear" (linear_attention: Gated DeltaNet), else "full"."""
+    text = str(value)
+    if "sliding" in text:
+        return "sliding"
+    if text == "linear_attention":
+        return "linear"
+    return "full"
 
 
 # Architectures whose MLP is two matrices (fc1, activation, fc2) with biases, not gate/up/down

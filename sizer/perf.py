@@ -57,7 +57,7 @@ import numpy as np
 from .catalog import Gpu
 from .efficiency import FACTORS, EfficiencyTable, Factors, architecture_of, efficiency_table
 from .engines import budget_counts_decode
-from .memory import kv_bytes_per_token_per_layer
+from .memory import kv_bytes_per_token_per_layer, linear_state_bytes_per_layer
 from .model import ModelArch, layer_classes, stage_weights, weight_scheme
 from .units import COMPUTE_FIELD, DTYPE_BYTES
 
@@ -115,6 +115,10 @@ class StageShape:
     all_expert_weight_bytes: float
     dense_compute_format: str  # the format the non-expert GEMMs compute in
     expert_compute_format: str
+    linear_layers: int = 0  # Gated DeltaNet layers on the binding stage
+    state_bytes_per_sequence: float = 0.0  # one sequence's recurrent and convolution state on them, this GPU
+    linear_flops_per_token: float = 0.0  # the delta rule's FLOPs per token on the binding stage, this GPU
+    total_linear_flops_per_token: float = 0.0  # summed over all stages
 
 
 def _kv_format(kv_dtype: str):
@@ -188,10 +192,16 @@ def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype:
     edge = stages[binding].embedding_bytes + stages[binding].lm_head_bytes
     all_edges = sum(s.embedding_bytes + s.lm_head_bytes for s in stages)
     sliding = sum(1 for i in layer_ranges[binding] if model.layer_types[i] == "sliding")
+    linear = sum(1 for i in layer_ranges[binding] if model.layer_types[i] == "linear")
+    attention_layers = len(layer_ranges[binding]) - linear
     dense_applies = any(g in scheme.groups for g in ("attention", "mlp"))
+    # Gated DeltaNet per token and value head: the state's decay, the delta update (S k, an outer
+    # product) and the output S q, each dk x dv multiply-adds: 8 dk dv FLOPs (the chunked prefill
+    # form does the same work in chunk-sized matrix products)
+    delta_rule = 8 * model.linear_key_head_dim * model.linear_value_head_dim * model.linear_value_heads / tp
     return StageShape(
         layers=len(layer_ranges[binding]),
-        attention_layers_full=len(layer_ranges[binding]) - sliding,
+        attention_layers_full=attention_layers - sliding,
         attention_layers_sliding=sliding,
         moe_layers=moe,
         total_moe_layers=sum(p[4] for p in parts),
@@ -201,13 +211,17 @@ def stage_shape(model: ModelArch, tp: int, pp: int, weight_dtype: str, kv_dtype:
         expert_flops_per_token=efl,
         total_dense_flops_per_token=sum(p[2] for p in parts) + lm_head_flops,
         total_expert_flops_per_token=sum(p[3] for p in parts),
-        attn_flops_per_ctx_token=decode_attn * len(layer_ranges[binding]),
-        total_prefill_attn_flops_per_ctx_token=prefill_per_head * heads_per_gpu * model.num_hidden_layers,
+        attn_flops_per_ctx_token=decode_attn * attention_layers,
+        total_prefill_attn_flops_per_ctx_token=prefill_per_head * heads_per_gpu * model.num_kv_layers,
         kv_bytes_per_token_per_layer=kv_bytes_per_token_per_layer(model, _kv_format(kv_dtype), tp),
         all_dense_weight_bytes=sum(p[0] for p in parts) + all_edges,
         all_expert_weight_bytes=sum(p[1] for p in parts),
         dense_compute_format=_format_of(weight_dtype, dense_applies),
         expert_compute_format=_format_of(weight_dtype, "experts" in scheme.groups),
+        linear_layers=linear,
+        state_bytes_per_sequence=linear * linear_state_bytes_per_layer(model, tp),
+        linear_flops_per_token=delta_rule * linear,
+        total_linear_flops_per_token=delta_rule * model.num_linear_layers,
     )
 
 
@@ -247,6 +261,9 @@ _SHAPE_FIELDS = (
     "attn_flops_per_ctx",
     "total_prefill_attn_flops_per_ctx",
     "kv_bytes_per_token_per_layer",
+    "state_bytes_per_sequence",
+    "linear_flops_per_token",
+    "total_linear_flops_per_token",
     "all_dense_weight_bytes",
     "all_expert_weight_bytes",
     "hbm_peak_bytes_per_s",
@@ -286,6 +303,9 @@ class StepModel:
     attn_flops_per_ctx: np.ndarray
     total_prefill_attn_flops_per_ctx: np.ndarray
     kv_bytes_per_token_per_layer: np.ndarray
+    state_bytes_per_sequence: np.ndarray  # Gated DeltaNet state one sequence reads and writes each step, binding stage
+    linear_flops_per_token: np.ndarray  # the delta rule's FLOPs per token, binding stage
+    total_linear_flops_per_token: np.ndarray
     all_dense_weight_bytes: np.ndarray
     all_expert_weight_bytes: np.ndarray
     hbm_peak_bytes_per_s: np.ndarray
@@ -439,8 +459,13 @@ class StepModel:
         t_gemm = b * self.dense_flops_per_token / (self.dense_peak_flops_per_s * self.compute_fraction) + micro * self.expert_flops_per_token / (
             self.tp * self.dp
         ) / (self.expert_peak_flops_per_s * self.compute_fraction)
-        attn_ctx = np.where(self.layers > 0, kv_ctx / np.maximum(self.layers, 1), 0.0)
-        t_attn = np.maximum(b * kv_ctx * self.kv_bytes_per_token_per_layer / self._kv_bw, b * self.attn_flops_per_ctx * attn_ctx / self._attn_flops)
+        kv_layers = self.full_layers + self.sliding_layers
+        attn_ctx = np.where(kv_layers > 0, kv_ctx / np.maximum(kv_layers, 1), 0.0)
+        # Gated DeltaNet layers read and write each sequence's state once a step, beside the KV reads
+        t_attn = np.maximum(
+            b * (kv_ctx * self.kv_bytes_per_token_per_layer + 2 * self.state_bytes_per_sequence) / self._kv_bw,
+            b * (self.attn_flops_per_ctx * attn_ctx + self.linear_flops_per_token) / self._attn_flops,
+        )
         t_comm = self._tp_allreduce_s(b, self.layers, self.moe_layers) + self._alltoall_s(micro / (self.tp * self.dp), self.moe_layers)
         return t_weights, t_gemm, t_attn, t_comm
 
@@ -488,7 +513,7 @@ class StepModel:
             self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * fraction)
             + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * fraction)
         )
-        t = np.maximum(gemm, weights) + 0.5 * self.total_prefill_attn_flops_per_ctx * p * p / self._attn_flops
+        t = np.maximum(gemm, weights) + (0.5 * self.total_prefill_attn_flops_per_ctx * p * p + self.total_linear_flops_per_token * p) / self._attn_flops
         comm = self._tp_allreduce_s(p, self.total_layers, self.total_moe_layers) + self._alltoall_s(p / (self.tp * self.dp), self.total_moe_layers)
         return t + comm + self._p2p_s(p) + self.step_overhead_s + self._eager_layers_s
 
@@ -500,7 +525,7 @@ class StepModel:
         p = np.asarray(mean_prompt_tokens, dtype=float)
         fraction = self._prefill_fraction
         dense = self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * fraction)
-        attn = 0.5 * self.total_prefill_attn_flops_per_ctx * p / self._attn_flops
+        attn = (0.5 * self.total_prefill_attn_flops_per_ctx * p + self.total_linear_flops_per_token) / self._attn_flops
         expert = self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * fraction)
         ring = np.where(self.tp > 1, 2 * (self.tp - 1) / self.tp, 0.0)
         count = 2 * self.total_layers - np.where(self._moe_comm, self.total_moe_layers, 0.0)
@@ -743,6 +768,9 @@ def build_step_model(
             "attn_flops_per_ctx": s.attn_flops_per_ctx_token,
             "total_prefill_attn_flops_per_ctx": s.total_prefill_attn_flops_per_ctx_token,
             "kv_bytes_per_token_per_layer": s.kv_bytes_per_token_per_layer,
+            "state_bytes_per_sequence": s.state_bytes_per_sequence,
+            "linear_flops_per_token": s.linear_flops_per_token,
+            "total_linear_flops_per_token": s.total_linear_flops_per_token,
             "all_dense_weight_bytes": s.all_dense_weight_bytes,
             "all_expert_weight_bytes": s.all_expert_weight_bytes,
             "hbm_peak_bytes_per_s": gpu.hbm_bytes_per_s,

@@ -140,7 +140,7 @@ def admission(
         mean_ctx, (ea, eb), (vaa, vab, vbb) = _block_moments(prompt, output, k, block, window, shared_blocks)
         # a sequence's private bytes are linear in its block counts: block x (A full + B sliding)
         full, sliding = kv.full_bytes_per_token, kv.sliding_bytes_per_token
-        mu = block * (ea * full + eb * sliding)
+        mu = block * (ea * full + eb * sliding) + kv.state_bytes_per_sequence
         sigma = block * math.sqrt(max(full * full * vaa + 2 * full * sliding * vab + sliding * sliding * vbb, 0.0))
         z = NormalDist().inv_cdf(1 - policy.overflow_probability)
         mean_bytes = mu

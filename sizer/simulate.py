@@ -76,6 +76,7 @@ class ReplicaSpec:
     max_concurrency: int  # the analytic model's memory ceiling (sequences at the percentile context)
     max_model_len: int = 0  # a request whose prompt + output exceeds it is refused (0: none)
     launch_command: str = ""
+    state_bytes_per_sequence: float = 0.0  # per GPU: Gated DeltaNet state a running sequence holds, whatever its length
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -321,7 +322,7 @@ def _seq_bytes(ctx: np.ndarray, spec: ReplicaSpec) -> np.ndarray:
         sliding = np.minimum(blocks, -(-spec.sliding_window // bs) + 1)
     else:
         sliding = blocks
-    return bs * (blocks * spec.full_bytes_per_token + sliding * spec.sliding_bytes_per_token)
+    return bs * (blocks * spec.full_bytes_per_token + sliding * spec.sliding_bytes_per_token) + np.where(ctx > 0, spec.state_bytes_per_sequence, 0.0)
 
 
 PROGRESS_EVERY_STEPS = 5000
@@ -363,7 +364,7 @@ def simulate_replica(
         """Bytes one sequence of `ctx` cached tokens holds (scalar _seq_bytes)."""
         blocks = -(-ctx // bs)
         sl = min(blocks, sliding_cap) if sliding_cap is not None else blocks
-        return bs * (blocks * full_bpt + sl * sliding_bpt)
+        return bs * (blocks * full_bpt + sl * sliding_bpt) + (spec.state_bytes_per_sequence if ctx > 0 else 0.0)
 
     # a request reaches the scheduler request_overhead_s after it arrives, and joins the waiting
     # queue at the scheduler's next admission, once a cycle of 2 x admission_steps mean steps: a
@@ -610,13 +611,14 @@ def parse_plan(text: str) -> tuple[str, int, int, str, str]:
 def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: int, rate_rps: float) -> ReplicaSpec:
     """The simulator's view of an evaluated candidate (candidates.Evaluated) at a per-replica rate."""
     from .candidates import step_model_of
-    from .memory import KvFormat, stage_kv
+    from .engines import engine_policy
+    from .memory import KvFormat
     from .optimize import _launch_command, launch_max_num_seqs
 
     cfg = e.config
     m = e.memory
     kv = KvFormat(*cfg.kv_dtype.split("/", 1)) if "/" in cfg.kv_dtype else KvFormat.of(cfg.kv_dtype)
-    skv = stage_kv(workload.model, kv, cfg.tp, cfg.pp)[m.stage]
+    skv = engine_policy(m.engine).stage_kv(workload.model, kv, cfg.tp, cfg.pp, e.engine)[m.stage]
     step = step_model_of(workload, catalog, [e])
     return ReplicaSpec(
         label=cfg.label(),
@@ -638,6 +640,7 @@ def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: in
         max_concurrency=int(e.max_concurrency),
         max_model_len=int(e.engine.max_model_len),
         launch_command=_launch_command(workload, e),
+        state_bytes_per_sequence=float(skv.state_bytes_per_sequence),
     )
 
 

@@ -128,10 +128,25 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     weights = shape.dense_weight_bytes + shape.expert_weight_bytes
     f = settings.memory_fraction
     engine = res.row.engine
+    state_cap = math.inf
+    state = shape.state_bytes_per_sequence
     if engine == "trtllm":
         pool = f * (usable - weights - RUNTIME_RESERVE_BYTES)
     elif engine == "sglang":
         pool = f * usable - weights
+        if shape.linear_layers:
+            # SGLang's Gated DeltaNet state pool comes out of the same rest first (engines.py
+            # SglangPolicy.state_pool): r / (1 + r) of it in slots, the running requests at most
+            # slots // 3 with the radix cache on, slots with it off (--disable-radix-cache)
+            from .engines import SglangPolicy
+
+            flags = harness_flags(res.row)
+            _, state_bytes, cap, _ = SglangPolicy().state_pool(
+                res.model, lay.tp, pool, settings, shape.linear_layers,
+                radix_cache=not flags.get("disable_radix_cache"), max_running=flags.get("max_num_seqs") or res.row.max_num_seqs,
+            )
+            state_cap = float(cap)
+            pool, state = pool - state_bytes, 0.0
     else:
         pool = f * usable - weights - RUNTIME_RESERVE_BYTES
     lengths = row_lengths([res])
@@ -139,8 +154,8 @@ def kv_capacity_sequences(res: Resolved, layout=None) -> tuple[float, float]:
     window = res.model.sliding_window
     full = shape.attention_layers_full
     sliding = shape.attention_layers_sliding
-    per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held))
-    seqs = max(pool, 0.0) / max(per_seq, 1.0) * lay.dp
+    per_seq = shape.kv_bytes_per_token_per_layer * (full * held + sliding * (min(held, window) if window else held)) + state
+    seqs = min(max(pool, 0.0) / max(per_seq, 1.0), state_cap) * lay.dp
     budget = float(res.row.max_num_batched_tokens or settings.max_num_batched_tokens)
     prefill_cap = harness_flags(res.row).get("max_prefill_tokens")  # SGLang --max-prefill-tokens, under the chunk
     return float(min(seqs, running_cap(res))), min(budget, float(prefill_cap)) if prefill_cap else budget
@@ -209,7 +224,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         front.append(0.0 if r.in_process else 1.0)
         if r.mode == "disagg":
             shape = stage_shape(res.model, res.layout.tp, res.layout.pp, res.weight_dtype, res.kv_dtype, res.layout.dp, res.layout.ep)
-            kv_bytes = r.isl * shape.kv_bytes_per_token_per_layer * res.model.num_hidden_layers
+            kv_bytes = r.isl * shape.kv_bytes_per_token_per_layer * res.model.num_kv_layers + shape.state_bytes_per_sequence
             xfer.append(kv_bytes / (res.gpu.link_bytes_per_s * res.prefill_layout.gpus))
         else:
             xfer.append(0.0)

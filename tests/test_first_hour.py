@@ -347,7 +347,8 @@ def test_gemma4_and_llama4_fields_sizer_does_not_model_are_named():
     glm = load_config_json(CONFIGS / "zai-org--GLM-5_config.json")
     assert any("index_topk" in w and "sparse attention" in w for w in glm.warnings)
     # the architectures sizer models in full warn of nothing
-    for name in ("meta-llama--Meta-Llama-3.1-70B_config.json", "deepseek-ai--DeepSeek-V3_config.json", "openai--gpt-oss-120b_config.json", "Qwen--Qwen3-235B-A22B_config.json"):
+    for name in ("meta-llama--Meta-Llama-3.1-70B_config.json", "deepseek-ai--DeepSeek-V3_config.json", "openai--gpt-oss-120b_config.json", "Qwen--Qwen3-235B-A22B_config.json",
+                 "Qwen--Qwen3.5-397B-A17B_config.json"):
         assert load_config_json(CONFIGS / name).warnings == (), name
 
 
