@@ -117,8 +117,8 @@ def parallelism_reason(model: ModelArch, gpu: Gpu, tp: int, pp: int) -> str | No
         return f"tp={tp} > {gpu.gpus_per_node} GPUs per {gpu.name} node (tensor parallelism stays within a node)"
     if model.num_attention_heads % tp:
         return f"{model.num_attention_heads} attention heads not divisible by tp={tp}"
-    if model.num_linear_layers and model.linear_key_heads % tp:
-        return f"{model.linear_key_heads} linear-attention key heads not divisible by tp={tp}"
+    if model.num_linear_layers and (model.linear_key_heads % tp or model.linear_value_heads % tp):
+        return f"{model.linear_key_heads} key and {model.linear_value_heads} value heads of the Gated DeltaNet layers: both must divide by tp={tp}"
     kv = model.num_key_value_heads
     if not model.is_mla and (kv % tp if kv >= tp else tp % kv):
         return f"{kv} KV heads and tp={tp}: one must divide the other"

@@ -23,7 +23,19 @@ from dataclasses import dataclass, replace
 
 from .catalog import Gpu
 from .errors import FieldValueError
-from .memory import EngineKvReport, KvFormat, MemoryBreakdown, StageKv, binding_stage, blocks_for, kv_bytes_per_token_per_layer, linear_state_bytes_per_layer, paged_breakdown, stage_kv
+from .memory import (
+    EngineKvReport,
+    KvFormat,
+    MemoryBreakdown,
+    StageKv,
+    binding_stage,
+    blocks_for,
+    kv_bytes_per_token_per_layer,
+    linear_state_bytes_per_layer,
+    linear_state_parts,
+    paged_breakdown,
+    stage_kv,
+)
 from .model import ModelArch, stage_weights
 from .units import GGUF_TYPE_NAMES, GIB, LLAMACPP_CACHE_TYPES, LLAMACPP_WEIGHT_DTYPES, MIB, WEIGHT_DTYPES, ceil_div
 
@@ -670,7 +682,8 @@ class VllmPolicy(EnginePolicy):
         the alignment (16, or the --block-size given, if larger) whose page (tokens x one layer's KV
         bytes a token) covers one sequence's state in one layer (HybridAttentionMambaModelConfig,
         0.11-0.18 models/config.py; _align_hybrid_block_size, 0.20+ platforms/interface.py). vLLM's own
-        comments give 1,056 tokens for Qwen3.5 and 544 for Qwen3-Next at their defaults."""
+        comments give 544 tokens for Qwen3-Next at TP 1 (bf16 KV and state) and 1,056 for a Qwen3.5
+        of 32 value heads (its float32 state)."""
         conv, ssm = self.linear_state_dtypes(model, version)
         state = linear_state_bytes_per_layer(model, tp, ssm, conv)
         per_token = kv_bytes_per_token_per_layer(model, kv, tp)
@@ -915,7 +928,7 @@ class SglangPolicy(EnginePolicy):
     # 0.5.3 there was no split: the radix cache was off for such models and S = --max-running-requests,
     # else 512. The MambaRadixCache that brought the split (sgl-project/sglang PR #11214) merged on
     # 2025-10-13, after 0.5.3; sizer applies the split from 0.5.4. Checked against 41 logs of AMD's
-    # Qwen3.5-397B-A17B-FP8 runs at TP 4 on MI355X (tests/test_engines.py).
+    # Qwen3.5-397B-A17B-FP8 runs at TP 4 on MI355X (tests/test_hybrid_linear.py).
     MAMBA_FULL_MEMORY_RATIO = 0.9
     MAMBA_RUNNING_RATIO = 3
 
@@ -930,7 +943,7 @@ class SglangPolicy(EnginePolicy):
         if not stage_linear_layers or rest_bytes <= 0:
             return 0, 0.0, 0, 0.0
         per_request = stage_linear_layers * self.linear_state_bytes(model, tp)
-        conv_share = model.linear_state_elements(tp)[0] * 2 * stage_linear_layers / per_request  # 16-bit convolution state
+        conv_share = linear_state_parts(model, tp)[0] * stage_linear_layers / per_request
         if _version_tuple(settings.version) < (0, 5, 4):
             slots = max_running or (settings.max_num_seqs if settings.max_num_seqs < 4096 else 512)
             cap = slots
@@ -959,7 +972,7 @@ class SglangPolicy(EnginePolicy):
         buffers = self.rotary_cache_bytes(model)
         linear = [sum(1 for i in layers if model.layer_types[i] == "linear") for layers in model.stage_layers(pp)]
 
-        def states(weights: float, s: int) -> tuple[int, float, int]:
+        def states(weights: float, s: int) -> tuple[int, float, int, float]:
             return self.state_pool(model, tp, free_at_start - weights - buffers - reserve, settings, linear[s])
 
         def pool(weights: float, kvs: StageKv) -> float:

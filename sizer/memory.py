@@ -121,11 +121,16 @@ def linear_state_bytes_per_layer(model: ModelArch, tp: int = 1, recurrent_dtype:
     `tp`: the convolution state in `conv_dtype` and the recurrent state in `recurrent_dtype`
     (defaults: the model's dtype, and the config's mamba_ssm_dtype). 0 for a model without such
     layers."""
+    return sum(linear_state_parts(model, tp, recurrent_dtype, conv_dtype))
+
+
+def linear_state_parts(model: ModelArch, tp: int = 1, recurrent_dtype: str | None = None, conv_dtype: str | None = None) -> tuple[float, float]:
+    """(convolution, recurrent) state bytes of linear_state_bytes_per_layer; (0, 0) without such layers."""
     if not model.num_linear_layers:
-        return 0.0
+        return 0.0, 0.0
     conv, recurrent = model.linear_state_elements(tp)
     conv_bytes = DTYPE_BYTES[conv_dtype or (model.torch_dtype if model.torch_dtype in ("fp32", "fp16") else "bf16")]
-    return conv * conv_bytes + recurrent * DTYPE_BYTES[recurrent_dtype or model.linear_state_dtype]
+    return conv * conv_bytes, recurrent * DTYPE_BYTES[recurrent_dtype or model.linear_state_dtype]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

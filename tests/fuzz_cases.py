@@ -330,7 +330,15 @@ CONFIG_EXTRAS = {
     "head_dim": [128, 0, -1, 10**7],
     "partial_rotary_factor": [0.5, float("nan"), float("inf"), 2, "x"],
     "sliding_window": [4096, float("nan"), -5, "x", None],
-    "layer_types": [["sliding_attention", "full_attention"] * 16, "x", [1]],
+    "layer_types": [["sliding_attention", "full_attention"] * 16, "x", [1], (["linear_attention"] * 3 + ["full_attention"]) * 8],
+    # Gated DeltaNet (Qwen3-Next, Qwen3.5): heads, sizes, the interval rule and the state's dtype
+    "linear_num_key_heads": [16, 0, -1, "x"],
+    "linear_num_value_heads": [32, 3, 10**6],
+    "linear_key_head_dim": [128, 0],
+    "linear_value_head_dim": [128, "x"],
+    "linear_conv_kernel_dim": [4, 0, 10**7],
+    "full_attention_interval": [4, 0, -1, "x"],
+    "mamba_ssm_dtype": ["float32", "int8", 5],
     "num_local_experts": [8, 0, -2, 10**6],
     "num_experts_per_tok": [2, 0, "x", 10**6],
     "moe_intermediate_size": [1024, 0],
@@ -360,10 +368,18 @@ CONFIG_EXTRAS = {
 }
 
 
+VALID_LINEAR = {"linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4}
+
+
 def config_case(rng: random.Random) -> Case:
     cfg = dict(BASE_CONFIG)
     for key in rng.sample(sorted(CONFIG_EXTRAS), rng.randint(0, 3)):
         cfg[key] = rng.choice(CONFIG_EXTRAS[key])
+    hybrid = isinstance(cfg.get("layer_types"), list) and "linear_attention" in cfg["layer_types"]
+    if (hybrid or cfg.get("full_attention_interval") == 4) and rng.random() < 0.7:
+        # a Gated DeltaNet model whole (Qwen3-Next's head sizes), so the hybrid memory paths run
+        for key, value in VALID_LINEAR.items():
+            cfg.setdefault(key, value)
     if rng.random() < 0.3:
         key = rng.choice(sorted(BASE_CONFIG))
         cfg[key] = rng.choice(BAD_VALUES)

@@ -141,6 +141,11 @@ def test_vllm_block_covers_one_layers_state(qwen3_next):
     vllm = VllmPolicy()
     assert vllm.hybrid_block_tokens(qwen3_next, KvFormat.of("bf16"), 1, "0.19", 16) == 544
     assert vllm.hybrid_block_tokens(qwen3_next, KvFormat.of("fp8"), 2, "0.11", 16) == 1072
+    # its 1,056 for Qwen3.5 of 32 value heads: from 0.17 the state in the config's float32,
+    # 16 x ceil((3 x 8192 x 2 + 32 x 128 x 128 x 4) / 32,768) = 16 x 66; before, 16-bit: 544
+    qwen35_small = arch_from_config({**QWEN3_NEXT, "model_type": "qwen3_5_moe_text", "mamba_ssm_dtype": "float32"}, name="q", source="test")
+    assert vllm.hybrid_block_tokens(qwen35_small, KvFormat.of("bf16"), 1, "0.19", 16) == 1056
+    assert vllm.hybrid_block_tokens(qwen35_small, KvFormat.of("bf16"), 1, "0.16", 16) == 544
 
 
 def test_vllm_hybrid_pool_reports_as_its_log(qwen3_next):
@@ -174,3 +179,21 @@ def test_step_time_reads_each_sequences_state(qwen35):
     assert s.state_bytes_per_sequence == 48_015_360
     assert s.linear_flops_per_token == 45 * 8 * 128 * 128 * 64 / 4
 
+
+def test_inferencex_qwen35_rows_run_as_their_scripts_launched(catalog):
+    """InferenceX's Qwen3.5 SGLang scripts (measurements.qwen35_script_flags, each read at the last
+    commit before the run): --disable-radix-cache everywhere, the FP8 and FP4 ones --mamba-ssm-dtype
+    bfloat16, so the row's model keeps its recurrent state in 16 bits (half the config's float32).
+    A run of 2026-03-20 labelled FP8 B200 TP 4 could only be the MTP config of that day, and B300
+    runs before 2026-04-15 predate every B300 config: both are refused with the reason."""
+    from sizer.measurements import Skipped, harness_flags, resolve, shipped_rows
+
+    rows = [r for r in shipped_rows(catalog.root / "measurements") if r.model_id.lower().startswith("qwen/qwen3.5")]
+    resolved = {r.row_id: resolve(r, catalog) for r in rows}
+    fp8 = next(r for r in rows if r.precision == "fp8" and r.system == "b200_sxm" and r.tp == 8 and not isinstance(resolved[r.row_id], Skipped))
+    flags = harness_flags(fp8)
+    assert flags["disable_radix_cache"] and flags["mamba_ssm_dtype"] == "bf16" and flags["kv_dtype"] == "fp8"
+    assert resolved[fp8.row_id].model.linear_state_dtype == "bf16"
+    reasons = [x.reason for x in resolved.values() if isinstance(x, Skipped)]
+    assert any("MTP" in x for x in reasons) and any("before InferenceX had any Qwen3.5 B300 config" in x for x in reasons)
+    assert sum(not isinstance(x, Skipped) for x in resolved.values()) > 100

@@ -980,10 +980,11 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     # req/s on one B200 keeps an MI300X pool idle. Which plan keeps an idle pool moves with the
     # fitted factors: evaluate_load itself is checked at no load below. With prompt GEMMs at their
     # own fraction, 2026-12-03, Mixtral at 14 req/s takes two B200 replicas; at 8 req/s one, and
-    # the MI300X pool stays idle, as at 4-10 req/s.)
+    # the MI300X pool stays idle, as at 4-10 req/s. Under the refit that added Qwen3.5's rows,
+    # 2026-12-05, 8 req/s takes two B200 replicas and 4-6 req/s one beside the idle MI300X pool.)
     w = write(
         tmp_path / "w.yaml",
-        "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 8.0}\n"
+        "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 6.0}\n"
         "slo: {ttft_s: {p99: 0.7734}, tpot_s: 0.07871}\n"
         "search: {devices: [MI300X, B200], tp: [1, 8], pp: [1], kv_dtypes: [bf16], max_configurations: 2, size_buckets: [50]}\n"
         "constraints: {budget_usd_per_hour: 23.26, min_replicas: 2}\n",

@@ -57,7 +57,7 @@ def test_split_is_deterministic_disjoint_by_configuration_and_stratified(catalog
 def test_rows_it_cannot_model_are_skipped_with_a_reason(catalog, root):
     out = [resolve(r, catalog) for r in read_csv(root / SMALL)]
     skipped = {s.row.row_id: s.reason for s in out if isinstance(s, Skipped)}
-    assert "hybrid linear attention" in skipped["qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615"]
+    assert "NVLink domain" in skipped["qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615"]  # tp=16: cross-node
     assert "not in the model catalog" in skipped["my_own_run_1"]
     assert sum(isinstance(r, Resolved) for r in out) == 3
 
