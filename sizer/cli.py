@@ -489,6 +489,9 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
 @click.option("--speculative-tokens", type=COUNT, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=COUNT, default=0, show_default=True, help="A prefix every sequence shares (held once).")
 @click.option("--served-model-name", "served_model_name", default=None, help="The model id the launch line serves (default: the catalog's Hugging Face id, the config's _name_or_path, or its folder).")
+@click.option("--disable-radix-cache", "disable_radix_cache", is_flag=True, default=False,
+              help="SGLang: the radix (prefix) cache off; for a Gated DeltaNet model (Qwen3-Next, Qwen3.5) its states then get "
+                   "--max-running-requests slots instead of 0.9 / 1.9 of the pool.")
 @click.option("--flashinfer/--no-flashinfer", "flashinfer_installed", default=None,
               help="vLLM: FlashInfer installed (as in vLLM's Docker images). Default: as `pip install vllm` of that release leaves it "
                    "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
@@ -503,8 +506,8 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
 @_catalog_option
 def explain_cmd(
     model_spec, device, tp, pp, kv_dtype, weight_dtype, quantization, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, flashinfer_installed,
-    trtllm_backend, trtllm_options, fmt, output, catalog_dir, **spelled,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, disable_radix_cache,
+    flashinfer_installed, trtllm_backend, trtllm_options, fmt, output, catalog_dir, **spelled,
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule.
 
@@ -515,7 +518,8 @@ def explain_cmd(
       --gpu-memory-utilization, --block-size, --served-model-name
     and, with --engine sglang, SGLang's: --model-path, --tp(-size), --pp-size,
       --context-length, --mem-fraction-static, --max-running-requests,
-      --chunked-prefill-size, --page-size, --kv-cache-dtype fp8_e4m3, --quantization
+      --chunked-prefill-size, --page-size, --kv-cache-dtype fp8_e4m3, --quantization,
+      --disable-radix-cache
     and, with --engine trtllm, trtllm-serve's: --tp_size, --pp_size, --max_batch_size,
       --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction, --backend pytorch,
       --extra_llm_api_options FILE
@@ -554,6 +558,8 @@ def explain_cmd(
     if (trtllm_backend or trtllm_options) and engine != "trtllm":
         raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")
     option_warnings: list[str] = list(llama_warnings)
+    if disable_radix_cache and engine != "sglang":
+        option_warnings.append(f"--disable-radix-cache is SGLang's flag: {engine}'s memory rule does not read it")
     if trtllm_options is not None:
         opts = trtllm_api_options(trtllm_options)
         for name, flag, current in (("kv_dtype", "--kv-cache-dtype", kv_dtype), ("memory_fraction", "--kv_cache_free_gpu_memory_fraction", memory_fraction),
@@ -609,6 +615,7 @@ def explain_cmd(
         speculative_tokens=speculative_tokens,
         shared_prefix_tokens=shared_prefix_tokens,
         flashinfer_installed=flashinfer_installed,
+        radix_cache=False if disable_radix_cache else None,
     )
     if option_warnings:
         from dataclasses import replace

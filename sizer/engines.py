@@ -52,6 +52,7 @@ class EngineOverrides:
     max_num_batched_tokens: int | None = None
     n_parallel: int | None = None
     flashinfer_installed: bool | None = None  # vLLM: None = as `pip install vllm` of that release leaves it
+    radix_cache: bool | None = None  # SGLang's prefix (radix) cache; False: --disable-radix-cache. None: on, its default
 
     def resolve(
         self, *, engine: str, version: str, max_model_len: int, memory_fraction: float, block_size_tokens: int, max_num_seqs: int, max_num_batched_tokens: int
@@ -70,6 +71,7 @@ class EngineOverrides:
             max_num_batched_tokens=pick(self.max_num_batched_tokens, max_num_batched_tokens),
             max_model_len=max_model_len,
             flashinfer_installed=self.flashinfer_installed,
+            radix_cache=pick(self.radix_cache, True),
         )
 
 
@@ -86,6 +88,7 @@ class EngineSettings:
     max_model_len: int
     n_parallel: int = 1
     flashinfer_installed: bool | None = None
+    radix_cache: bool = True
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -955,8 +958,21 @@ class SglangPolicy(EnginePolicy):
             cap = slots // (self.MAMBA_RUNNING_RATIO if radix_cache else 1)
         return slots, slots * per_request, cap, slots * per_request * conv_share
 
+    @staticmethod
+    def states_follow_running_cap(settings: EngineSettings | None) -> bool:
+        """True where the Gated DeltaNet slots are the running-request cap sizer's own launch line
+        sets (--disable-radix-cache, no --max-running-requests given): each running sequence then
+        takes its state out of what would be the KV pool, as in vLLM's shared pool."""
+        return (
+            settings is not None and not settings.radix_cache and settings.max_num_seqs >= 4096
+            and _version_tuple(settings.version) >= (0, 5, 4)
+        )
+
     def stage_kv(self, model: ModelArch, kv: KvFormat, tp: int, pp: int, settings: EngineSettings | None = None) -> list[StageKv]:
-        """SGLang's KV pool holds KV only: the Gated DeltaNet states have their own (state_pool)."""
+        """SGLang's KV pool holds KV only: the Gated DeltaNet states have their own (state_pool),
+        except where the slots follow the running cap the plan sets (states_follow_running_cap)."""
+        if self.states_follow_running_cap(settings):
+            return stage_kv(model, kv, tp, pp, self.linear_state_bytes(model, tp))
         return stage_kv(model, kv, tp, pp, 0.0)
 
     def init_bytes(self, tp: int, gpu: Gpu | None = None) -> float:
@@ -972,14 +988,22 @@ class SglangPolicy(EnginePolicy):
         buffers = self.rotary_cache_bytes(model)
         linear = [sum(1 for i in layers if model.layer_types[i] == "linear") for layers in model.stage_layers(pp)]
 
+        given = settings.max_num_seqs if settings.max_num_seqs < 4096 else None
+        shared = self.states_follow_running_cap(settings)
+
         def states(weights: float, s: int) -> tuple[int, float, int, float]:
-            return self.state_pool(model, tp, free_at_start - weights - buffers - reserve, settings, linear[s])
+            if shared:  # the slots are the launch line's --max-running-requests: each sequence's state is in stage_kv
+                return 0, 0.0, 0, 0.0
+            rest = free_at_start - weights - buffers - reserve
+            return self.state_pool(model, tp, rest, settings, linear[s], radix_cache=settings.radix_cache, max_running=given)
 
         def pool(weights: float, kvs: StageKv) -> float:
             # rest_memory = free after loading - free at start x (1 - mem_fraction_static), less
             # the Gated DeltaNet state pool where the model has one
             rest = free_at_start - weights - buffers - reserve
-            return rest - self.state_pool(model, tp, rest, settings, kvs.linear_layers)[1]
+            if shared:
+                return rest
+            return rest - self.state_pool(model, tp, rest, settings, kvs.linear_layers, radix_cache=settings.radix_cache, max_running=given)[1]
 
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
@@ -1013,6 +1037,9 @@ class SglangPolicy(EnginePolicy):
         ]
         if settings.block_size_tokens != 1:
             args += ["--page-size", str(settings.block_size_tokens)]
+        if model.num_linear_layers and not settings.radix_cache:
+            # Gated DeltaNet states: as many as --max-running-requests, not half the memory for radix-cached ones
+            args += ["--disable-radix-cache"]
         return shlex.join(args) + self.checkpoint_note(model, weight_dtype)
 
 

@@ -299,13 +299,16 @@ def explain_config(
     speculative_tokens: int = 0,
     shared_prefix_tokens: int = 0,
     flashinfer_installed: bool | None = None,
+    radix_cache: bool | None = None,
 ) -> Explanation:
     """Memory of `model` on `gpu` at TP `tp`, PP `pp`, with the given KV and weight formats.
 
     `gpu_memory_utilization` is the engine's memory fraction (vLLM gpu_memory_utilization, SGLang
     mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction). `flashinfer_installed` (vLLM): whether
     FlashInfer is installed (True in vLLM's Docker images; None: as `pip install vllm` of that release
-    leaves it, which is with FlashInfer from 0.17 on)."""
+    leaves it, which is with FlashInfer from 0.17 on). `radix_cache` (SGLang): False is
+    --disable-radix-cache, which gives a Gated DeltaNet model's states as many slots as
+    --max-running-requests (None: on, SGLang's default)."""
     policy = engine_policy(engine)
     requested_kv = kv_dtype
     kv_dtype = resolve_kv_dtype(kv_dtype, model) if engine != "llamacpp" else kv_dtype
@@ -372,6 +375,7 @@ def explain_config(
         max_num_batched_tokens=max_num_batched_tokens,
         n_parallel=n_parallel,
         flashinfer_installed=flashinfer_installed,
+        radix_cache=radix_cache,
     )
     eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
     m = policy.breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=eng, context_tokens=context + speculative_tokens)
@@ -456,7 +460,8 @@ def explain_config(
             Line(
                 label="Gated DeltaNet state pool",
                 formula=f"{m.state_slots:,} slots x {per_request / MIB:,.1f} MiB ({kvs.linear_layers} layers' convolution and recurrent state a request), "
-                f"taken before the KV pool; running requests at most {m.running_cap:,} (slots // {SglangPolicy.MAMBA_RUNNING_RATIO})",
+                f"taken before the KV pool; running requests at most {m.running_cap:,} "
+                + ("(the slots: --disable-radix-cache)" if m.running_cap == m.state_slots else f"(slots // {SglangPolicy.MAMBA_RUNNING_RATIO}: the radix cache's states)"),
                 value=_gib(m.state_pool_bytes_per_gpu),
             )
         )

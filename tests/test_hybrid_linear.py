@@ -197,3 +197,58 @@ def test_inferencex_qwen35_rows_run_as_their_scripts_launched(catalog):
     reasons = [x.reason for x in resolved.values() if isinstance(x, Skipped)]
     assert any("MTP" in x for x in reasons) and any("before InferenceX had any Qwen3.5 B300 config" in x for x in reasons)
     assert sum(not isinstance(x, Skipped) for x in resolved.values()) > 100
+
+
+def test_sglang_plans_turn_the_radix_cache_off_so_every_state_slot_runs(catalog, qwen35, tmp_path):
+    """With its radix cache on (SGLang's default) a Gated DeltaNet model's state slots take 0.9 / 1.9
+    of the pool and at most a third of them run: for Qwen3.5-397B on MI355X at TP 4 (the log's
+    settings) 458 running requests at most. `--disable-radix-cache --max-running-requests N` gives
+    the states N slots and the KV pool the rest (sglang 0.5.12 handle_max_mamba_cache), so a plan
+    launched so holds rest / (KV + state) sequences; sizer's SGLang launch line for such a model
+    says so, unless the workload shares a prompt prefix (which the radix cache serves)."""
+    from sizer.engines import EngineOverrides, SglangPolicy
+    from sizer.units import GIB as _GIB
+
+    mi355x = catalog.gpu("MI355X")
+    common = dict(tp=4, pp=1, kv_dtype="bf16", weight_dtype="fp8", context_tokens=9216, gpu_memory_utilization=0.8, engine="sglang", engine_version="0.5.12", max_model_len=262144)
+    on = explain_config(qwen35, mi355x, **common).memory
+    off16 = explain_config(qwen35, mi355x, max_num_seqs=16, radix_cache=False, **common).memory
+    rest = on.kv_pool_bytes_per_gpu + on.state_pool_bytes_per_gpu
+    per = 48_015_360
+    assert (off16.state_slots, off16.running_cap) == (16, 16)
+    assert off16.kv_pool_bytes_per_gpu == pytest.approx(rest - 16 * per)
+    # the plan's own line: no cap given, the states counted per running sequence in one pool
+    policy = SglangPolicy()
+    settings = policy.settings(mi355x, qwen35, 4, version="0.5.12", overrides=EngineOverrides(memory_fraction=0.8, radix_cache=False), max_model_len=262144)
+    m = policy.breakdown(qwen35, mi355x, tp=4, pp=1, weight_dtype="fp8", kv=KvFormat.of("bf16"), settings=settings, context_tokens=9216)
+    assert m.state_slots == 0 and m.kv_pool_bytes_per_gpu == pytest.approx(rest)
+    assert m.max_concurrency == int(rest // (9216 * 15_360 + per)) > on.max_concurrency
+    assert "--disable-radix-cache" in policy.launch_command(qwen35, tp=4, pp=1, kv=KvFormat.of("bf16"), weight_dtype="fp8", settings=settings, max_num_seqs=m.max_concurrency)
+    assert rest / _GIB == pytest.approx(129.9, abs=0.1)  # 0.6 % above the log's 129.2 GiB (test above)
+
+    import yaml
+
+    from sizer.optimize import solve
+    from sizer.workload import load_workload
+
+    for shared, expect in ((0, True), (2000, False)):
+        spec = {"model": "qwen3.5-397b-a17b", "engine": "sglang", "traffic": {"requests_per_s": 2, "prompt_tokens": 2000, "output_tokens": 300},
+                "search": {"devices": ["H200-SXM"], "tp": [8]}}
+        if shared:
+            spec["memory"] = {"shared_prefix_tokens": shared}
+        path = tmp_path / f"w{shared}.yaml"
+        path.write_text(yaml.safe_dump(spec))
+        plan = solve(load_workload(path, catalog), catalog)
+        assert ("--disable-radix-cache" in plan.deployments[0].launch_command) is expect, shared
+
+
+def test_disable_radix_cache_is_an_sglang_flag(tmp_path):
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "sizer", "explain", "--model", "qwen3.5-397b-a17b", "--device", "H200-SXM", "--tp", "8", "--disable-radix-cache"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "--disable-radix-cache is SGLang's flag" in run.stderr
