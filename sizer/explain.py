@@ -508,7 +508,12 @@ def explain_config(
         from .candidates import max_model_len_reason
 
         warnings.append(max_model_len_reason(m) + ": lower --max-model-len")
-    cmd = policy.launch_command(model, tp=tp, pp=pp, kv=kv, weight_dtype=weight_dtype, settings=eng, max_num_seqs=eng.max_num_seqs)
+    seqs = eng.max_num_seqs
+    if m.engine == "sglang" and model.num_linear_layers and SglangPolicy.states_follow_running_cap(eng):
+        # --disable-radix-cache with no cap given: SGLang makes a state slot for every running
+        # request it may take, so the line caps them at the sequences the pool holds
+        seqs = max(min(seqs, adm.max_concurrency_percentile), 1)
+    cmd = policy.launch_command(model, tp=tp, pp=pp, kv=kv, weight_dtype=weight_dtype, settings=eng, max_num_seqs=seqs)
     return Explanation(
         model=model,
         gpu=gpu,

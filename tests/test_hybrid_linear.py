@@ -224,6 +224,10 @@ def test_sglang_plans_turn_the_radix_cache_off_so_every_state_slot_runs(catalog,
     assert m.state_slots == 0 and m.kv_pool_bytes_per_gpu == pytest.approx(rest)
     assert m.max_concurrency == int(rest // (9216 * 15_360 + per)) > on.max_concurrency
     assert "--disable-radix-cache" in policy.launch_command(qwen35, tp=4, pp=1, kv=KvFormat.of("bf16"), weight_dtype="fp8", settings=settings, max_num_seqs=m.max_concurrency)
+    # explain's line with the flag and no cap caps the running requests at what the pool holds:
+    # SGLang would otherwise make a state slot for each of its default 4,096
+    x = explain_config(qwen35, mi355x, radix_cache=False, **common)
+    assert f"--max-running-requests {m.max_concurrency} " in x.launch_command and "--disable-radix-cache" in x.launch_command
     assert rest / _GIB == pytest.approx(129.9, abs=0.1)  # 0.6 % above the log's 129.2 GiB (test above)
 
     import yaml
