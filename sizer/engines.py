@@ -265,7 +265,8 @@ class EnginePolicy:
         state_pool_of=None,
     ) -> list[MemoryBreakdown]:
         """One breakdown per pipeline stage: `pool_of(weights_bytes, stage_kv)` is the engine's
-        pool rule, `budget_of(weights_bytes)` the memory it lets itself use. `activation`,
+        pool rule, `budget_of(weights_bytes)` the memory it lets itself use, `state_pool_of(weights_bytes,
+        stage_kv)` a state pool of its own beside the KV pool (SGLang's Gated DeltaNet slots). `activation`,
         `cuda_graph` and `detail` are numbers (every stage alike) or functions of the stage index."""
         out = []
         per_stage = lambda x, s: x(s) if callable(x) else x  # noqa: E731
@@ -296,7 +297,7 @@ class EnginePolicy:
                     max_model_len=settings.max_model_len,
                     hybrid_groups=hybrid_groups,
                     notes=notes,
-                    state_pool=state_pool_of(w.total_bytes, s) if state_pool_of is not None else (0, 0.0, 0, 0.0),
+                    state_pool=state_pool_of(w.total_bytes, kvs) if state_pool_of is not None else (0, 0.0, 0, 0.0),
                 )
             )
         return out
@@ -986,24 +987,19 @@ class SglangPolicy(EnginePolicy):
         f = settings.memory_fraction
         reserve = free_at_start * (1 - f)  # activations, CUDA graphs: the non-static part
         buffers = self.rotary_cache_bytes(model)
-        linear = [sum(1 for i in layers if model.layer_types[i] == "linear") for layers in model.stage_layers(pp)]
-
         given = settings.max_num_seqs if settings.max_num_seqs < 4096 else None
         shared = self.states_follow_running_cap(settings)
 
-        def states(weights: float, s: int) -> tuple[int, float, int, float]:
+        def states(weights: float, kvs: StageKv) -> tuple[int, float, int, float]:
             if shared:  # the slots are the launch line's --max-running-requests: each sequence's state is in stage_kv
                 return 0, 0.0, 0, 0.0
             rest = free_at_start - weights - buffers - reserve
-            return self.state_pool(model, tp, rest, settings, linear[s], radix_cache=settings.radix_cache, max_running=given)
+            return self.state_pool(model, tp, rest, settings, kvs.linear_layers, radix_cache=settings.radix_cache, max_running=given)
 
         def pool(weights: float, kvs: StageKv) -> float:
             # rest_memory = free after loading - free at start x (1 - mem_fraction_static), less
             # the Gated DeltaNet state pool where the model has one
-            rest = free_at_start - weights - buffers - reserve
-            if shared:
-                return rest
-            return rest - self.state_pool(model, tp, rest, settings, kvs.linear_layers, radix_cache=settings.radix_cache, max_running=given)[1]
+            return free_at_start - weights - buffers - reserve - states(weights, kvs)[1]
 
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,

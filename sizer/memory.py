@@ -328,8 +328,6 @@ def paged_breakdown(
     seq_bytes = sequence_bytes_on_stage(kv, context_tokens, block_size_tokens, model.sliding_window)
     concurrency = int(pool_bytes // seq_bytes) if pool_bytes > 0 and seq_bytes > 0 else 0
     slots, state_bytes, running_cap, conv_bytes = state_pool
-    if running_cap:
-        concurrency = min(concurrency, running_cap)
     groups = 1
     if report.hybrid and kv.linear_layers and (kv.full_layers or kv.sliding_layers):
         # vLLM V1 with Gated DeltaNet layers (MambaSpec): the attention block is sized so its page
@@ -352,8 +350,6 @@ def paged_breakdown(
         blocks = engine_blocks
         per_sequence_blocks = attention_groups * blocks_for(context_tokens, block_size_tokens) + state_groups
         concurrency = engine_blocks // per_sequence_blocks if per_sequence_blocks else 0
-        if running_cap:
-            concurrency = min(concurrency, running_cap)
     elif report.hybrid and kv.full_layers and kv.sliding_layers:
         # vLLM V1 (kv_cache_utils.py get_kv_cache_config_from_groups): blocks of group-size pages;
         # max concurrency = blocks / the blocks one request of max_model_len may need in every group
@@ -384,6 +380,8 @@ def paged_breakdown(
             engine_concurrency = engine_blocks / blocks_for(max_model_len, block_size_tokens)  # V1: whole blocks per request
         else:
             engine_concurrency = engine_tokens / max_model_len if max_model_len else 0.0
+    if running_cap:  # an engine's own cap on running sequences (SGLang's Gated DeltaNet slots)
+        concurrency = min(concurrency, running_cap)
     return MemoryBreakdown(
         engine=engine,
         engine_version=engine_version,
