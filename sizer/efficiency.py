@@ -47,7 +47,9 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 once: 1/10 if only the first of the harness's ten waves did; more
                                 when fixed output lengths keep later waves bunched, as a scheduler
                                 that prefills a whole wave before decoding any of it does (fitted
-                                per engine and release: SGLang 0.5.1's is 0.63)
+                                per engine and release: SGLang 0.5.1's is 0.62). The share at ten
+                                requests per client: a run of W per client has 10 / W of it
+                                (queueing.closed_loop, measurements.inferencex_requests_per_client)
 
 The file holds a list of entries. Each entry has `match` (any of `device`, `vendor`, `engine`,
 `weight_dtype`, `architecture`, `engine_version`; an empty match is the default) and a value for

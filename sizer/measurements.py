@@ -263,6 +263,9 @@ def harness_flags(row: "MeasuredRow") -> dict:
             if out.get("max_num_batched_tokens") == "2isl":
                 out["max_num_batched_tokens"] = 2 * row.isl
             break
+    waves = inferencex_requests_per_client(row)
+    if waves:
+        out["requests_per_client"] = waves
     if row.engine == "trtllm":
         out.update(trtllm_script_flags(row))
     elif row.engine == "sglang":
@@ -558,6 +561,47 @@ def measured_on(row: "MeasuredRow") -> str:
     """The date a row was measured (YYYY-MM-DD, from `measured=` in its source), or ""."""
     m = _MEASURED_ON.search(row.source or "")
     return m.group(1) if m else ""
+
+
+_MEASURED_BETWEEN = re.compile(r"run between those dated (\d{4}-\d{2}-\d{2}) and (\d{4}-\d{2}-\d{2})")
+
+
+def measured_within(row: "MeasuredRow") -> tuple[str, str]:
+    """The first and last day the row can have been measured: its `measured=` date twice, or the
+    dates its source brackets an undated run with ("run between those dated A and B": the dated
+    runs of the same export before and after it), or ("", "") when the source says neither."""
+    day = measured_on(row)
+    if day:
+        return day, day
+    m = _MEASURED_BETWEEN.search(row.source or "")
+    return (m.group(1), m.group(2)) if m else ("", "")
+
+
+# InferenceX's requests per client (`--num-prompts` over `--max-concurrency`): CONC x 10 in every
+# script (benchmarks/*.sh, SemiAnalysisAI/InferenceX), except that from 15b7c00b0 (2025-10-06
+# 23:58 UTC, PR #89) to d053ae24e (2026-01-21 17:53 UTC, PR #480, which made every script send
+# CONC x 10 after 2 x CONC warm-up requests) runners/launch_mi355x-amd.sh, the one MI355X runner,
+# set NUM_PROMPTS for DeepSeek-R1 (amd/DeepSeek-R1-0528-MXFP4-Preview, deepseek-ai/DeepSeek-R1-0528)
+# to CONC x 20 at OSL 8192 and CONC x 50 otherwise, which its scripts passed on. The B200 runners
+# launch_b200-nvd.sh and launch_b200-dgxc.sh set the same rule, but B200 runs also went to
+# launch_b200-nb.sh and launch_b200-nv.sh, whose scripts sent CONC x 10, and the exports do not
+# say which runner a run took: those rows keep ten. Days of the two commits are not in the window
+# (a run that day may precede or follow the merge).
+_MI355X_DSR1_WAVES = ("2025-10-07", "2026-01-20")
+
+
+def inferencex_requests_per_client(row: "MeasuredRow") -> float | None:
+    """The requests each client of an InferenceX concurrency row sent (the harness's waves,
+    queueing.BENCHMARK_WAVES when None): 50, or 20 at OSL 8192, for DeepSeek-R1 on the MI355X
+    runner between _MI355X_DSR1_WAVES (both days included), when the row's dates lie wholly
+    inside that window."""
+    model = row.model_id.strip().lower()
+    if row.system.strip().lower() != "mi355x" or model.removesuffix("-0528") not in _DSR1 or row.mode != "agg":
+        return None
+    first, last = measured_within(row)
+    if not first or first < _MI355X_DSR1_WAVES[0] or last > _MI355X_DSR1_WAVES[1]:
+        return None
+    return 20.0 if row.osl == 8192 else 50.0
 
 
 def trtllm_script_flags(row: "MeasuredRow") -> dict:

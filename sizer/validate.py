@@ -35,7 +35,7 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
+from .queueing import BENCHMARK_WAVES, ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
 from .tables import Column, text_table
 from .tables import to_json as tables_to_json
 from .units import GIB
@@ -70,6 +70,9 @@ class Setup:
     # 1 where requests went through a serving front end (HTTP, tokenisation, the first scheduling
     # pass: StepModel.request_overhead_s), 0 for a benchmark that drove the engine in-process
     front_end: np.ndarray
+    # requests each client of a concurrency row sent (the harness's waves of N; the first arrives at
+    # once): queueing.BENCHMARK_WAVES unless measurements.harness_flags knows the row's own
+    requests_per_client: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -205,7 +208,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
     rows_step = []
     rows_prefill = []
     engines = []
-    kind, conc, rate, isl, osl, cap, budget, dw, pw, xfer, front = ([] for _ in range(11))
+    kind, conc, rate, isl, osl, cap, budget, dw, pw, xfer, front, waves = ([] for _ in range(12))
     for res in resolved:
         r = res.row
         rows_step.append((res.model, res.gpu, res.layout, res.weight_dtype, res.kv_dtype))
@@ -222,6 +225,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         dw.append(float(res.decode_workers or 1))
         pw.append(float(res.prefill_workers or 1))
         front.append(0.0 if r.in_process else 1.0)
+        waves.append(float(harness_flags(r).get("requests_per_client", BENCHMARK_WAVES)))
         if r.mode == "disagg":
             shape = stage_shape(res.model, res.layout.tp, res.layout.pp, res.weight_dtype, res.kv_dtype, res.layout.dp, res.layout.ep)
             kv_bytes = r.isl * shape.kv_bytes_per_token_per_layer * res.model.num_kv_layers + shape.state_bytes_per_sequence
@@ -258,6 +262,7 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         lengths=row_lengths(resolved),
         hold=row_hold(resolved),
         front_end=f(front),
+        requests_per_client=f(waves),
     )
 
 
@@ -295,7 +300,8 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
                 L = RowLengths(**{**{k: getattr(L, k) for k in ("isl", "osl", "isl_sq", "isl_attn", "ctx", "reserve_ctx")}, "points": L.points[:, :1]})
             isl, osl, cap, bud = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx]
             if kind == 0:
-                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx))
+                waves = None if setup.requests_per_client is None else setup.requests_per_client[idx]
+                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx), requests_per_client=waves)
             elif kind == 1:
                 out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
             elif kind == 2:

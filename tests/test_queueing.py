@@ -570,6 +570,32 @@ def test_closed_loop_adds_the_hold_to_steady_state_prompts(chat_step):
     assert held.ttft_s[0] - base.ttft_s[0] == pytest.approx((1 - share) * 10 * held.tpot_s[0], rel=0.03)
 
 
+def test_closed_loop_wave_share_follows_the_requests_each_client_sends(chat_step):
+    """The bunched waves are the run's first few: at W requests per client their share is
+    burst_fraction x 10 / W (InferenceX's MI355X DeepSeek-R1 runs sent 50 per client, the other
+    scripts 10). TTFT's wave part, over the run without waves, shrinks fivefold from 10 to 50 (to
+    within the small shift of the loop's fixed point); ten is the default; at one request per
+    client every request is in the first wave: share 1, whatever burst_fraction, and the mean
+    TTFT is the wave's, (N + 1) / 2 prompts' prefill plus the first step."""
+    n, isl, osl = 32.0, 2048.0, 256.0
+    args = (np.array([n]), np.array([isl]), np.array([osl]), np.array([1e4]), np.array([8192.0]))
+    none = closed_loop(chat_step, *args, burst=False)
+    default = closed_loop(chat_step, *args)
+    ten = closed_loop(chat_step, *args, requests_per_client=np.array([10.0]))
+    fifty = closed_loop(chat_step, *args, requests_per_client=np.array([50.0]))
+    assert ten.ttft_s[0] == default.ttft_s[0]
+    assert ten.ttft_s[0] - none.ttft_s[0] > 0.1  # a wave part worth measuring
+    assert fifty.ttft_s[0] - none.ttft_s[0] == pytest.approx((ten.ttft_s[0] - none.ttft_s[0]) / 5, rel=0.03)
+    one = closed_loop(chat_step, *args, requests_per_client=np.array([1.0]))
+    full = np.minimum(8192.0, isl * n)
+    ones = np.ones(1)
+    per_prompt = chat_step.mixed_parts(ones, np.array([isl]), np.array([full]), np.array([isl])) * isl / full
+    t_w, t_g, rest = chat_step.step_parts(ones, np.array([isl]))
+    wave = (n + 1) / 2 * per_prompt + np.maximum(t_w, t_g) + rest + chat_step.request_overhead_s
+    wave = wave + chat_step.overlap_scheduler * per_prompt  # an overlap scheduler's first token waits a step
+    assert one.ttft_s[0] == pytest.approx(float(wave[0]), rel=1e-9)
+
+
 def test_offline_stops_where_the_step_budget_is_full_of_prompts(catalog):
     """When the engine counts a decode's token in the step budget (TRT-LLM max_num_tokens, vLLM
     max_num_batched_tokens), D decoding sequences leave b - D prompt tokens a step, and completing

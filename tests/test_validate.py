@@ -393,6 +393,38 @@ def test_sglang_inferencex_scripts_cap_the_running_batch(catalog):
     assert list(build_setup([r4, r8]).hold.recv_interval) == [10, 30]
 
 
+def test_inferencex_mi355x_deepseek_runs_sent_more_requests_per_client(catalog):
+    """SemiAnalysisAI/InferenceX runners/launch_mi355x-amd.sh from 15b7c00b0 (2025-10-06 23:58 UTC)
+    to d053ae24e (2026-01-21): NUM_PROMPTS = CONC x 20 at OSL 8192 and CONC x 50 otherwise for
+    DeepSeek-R1, CONC x 10 for other models and on other runners; from d053ae24e every script sends
+    CONC x 10. A run the export dates only between two others ("run between those dated A and B")
+    counts when both dates are inside the window; the two commits' own days do not (the merge's
+    hour is not the run's)."""
+    from sizer.measurements import MeasuredRow, harness_flags, inferencex_requests_per_client, resolve
+    from sizer.validate import build_setup
+
+    def mantile(first, last, osl=1024.0):
+        src = f"gminneci/mantile@72ff84e:reconcile/sources/inferencemax/raw/run_1/agg_bmk.json (InferenceX run x; run between those dated {first} and {last} in the same export)"
+        return MeasuredRow(row_id="x", source=src, origin="t", model_id="deepseek-ai/DeepSeek-R1-0528", system="mi355x", engine="sglang",
+                           engine_version="0.5.7", precision="fp4", mode="agg", kind="concurrency", isl=8192.0, osl=osl, concurrency=64.0, tp=8,
+                           ttft_ms=444.0, tpot_ms=32.6)
+
+    ds = "deepseek-ai/DeepSeek-R1-0528"
+    waves = inferencex_requests_per_client
+    assert waves(_ix_row(ds, "mi355x", "sglang", "fp4", date="2025-12-14")) == 50
+    assert waves(_ix_row(ds, "mi355x", "sglang", "fp8", osl=8192.0, date="2025-11-03")) == 20
+    assert waves(mantile("2025-12-15", "2026-01-14")) == 50
+    assert waves(mantile("2025-12-15", "2026-01-14", osl=8192.0)) == 20
+    for outside in (_ix_row(ds, "mi355x", "sglang", "fp4", date="2025-10-06"), _ix_row(ds, "mi355x", "sglang", "fp4", date="2026-01-21"),
+                    _ix_row(ds, "mi355x", "sglang", "fp4", date="2026-02-27"), mantile("2026-01-14", "2026-02-27"),
+                    _ix_row("openai/gpt-oss-120b", "mi355x", "sglang", "fp4", date="2025-12-14"),
+                    _ix_row(ds, "b200_sxm", "sglang", "fp4", date="2025-12-14"), _ix_row(ds, "mi300x", "sglang", "fp8", date="2025-12-14")):
+        assert waves(outside) is None and "requests_per_client" not in harness_flags(outside)
+    assert harness_flags(mantile("2025-12-15", "2026-01-14"))["requests_per_client"] == 50
+    setup = build_setup([resolve(mantile("2025-12-15", "2026-01-14"), catalog), resolve(_ix_row(ds, "mi355x", "sglang", "fp4", date="2026-02-27"), catalog)])
+    assert list(setup.requests_per_client) == [50.0, 10.0]
+
+
 def _aic_row(engine, *, isl=2048.0, conc=64.0, tp=1, dp=1, mode="agg", source=None):
     from sizer.measurements import MeasuredRow
 
