@@ -103,7 +103,7 @@ LEVELS: dict[str, tuple[tuple[str, ...], ...]] = {
     # another gives (16 and 64 prefill steps), where its SGLang 0.5.6 sweep of Llama-3.1-8B on
     # H200 measured under a second at 128-352 clients; one share for the engine made the fit give
     # 0.5.1 a request overhead of 0.8 s (its 16-client rows then 2-4x too slow); per release, 0.5.1
-    # takes a share of 0.62 and 0.14 s (catalogs/efficiency.json of 2026-12-05)
+    # takes a share of 0.59 and 0.13 s (catalogs/efficiency.json of 2026-12-05)
     "burst_fraction": ((E,), (E, V)),
 }
 # Factors measured directly elsewhere, kept at the prior's value (the default entry) instead of

@@ -41,13 +41,15 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 SGLang, whose MLA-MoE ranks run faster than the even spread
     admission_steps             engine steps a new request waits before its prompt joins a step
                                 (the scheduler decides the next step while the current one runs,
-                                and outputs are processed a step behind: about 1-3 steps)
+                                and outputs are processed a step behind: about 1-3 steps;
+                                fitted at 0.67-0.98 since a wave's first tokens come at the end
+                                of their prompts' steps, which took some of the wait it held)
     burst_fraction              in a closed-loop benchmark (N clients, fixed lengths), the share of
                                 requests that queue behind a whole wave of N prompts arriving at
                                 once: 1/10 if only the first of the harness's ten waves did; more
                                 when fixed output lengths keep later waves bunched, as a scheduler
                                 that prefills a whole wave before decoding any of it does (fitted
-                                per engine and release: SGLang 0.5.1's is 0.62). The share at ten
+                                per engine and release: SGLang 0.5.1's is 0.59). The share at ten
                                 requests per client: a run of W per client has 10 / W of it
                                 (queueing.closed_loop, measurements.inferencex_requests_per_client)
 

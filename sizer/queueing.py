@@ -1748,14 +1748,19 @@ def closed_loop(
     plus the compute of the D/(E[O]-1) prompts prefilled per step), the replica completes
     r = D / ((E[O]-1) t) requests/s, a prompt arriving at a random time waits for the step under
     way and the prompts ahead (M/G/1) and is prefilled in ceil(I / budget) steps. A share
-    `burst_fraction` of requests belongs to waves that arrive at once: their prompts queue one
-    behind another, (n + 1)/2 prompts' prefill on average; `burst_fraction` is the share at
-    BENCHMARK_WAVES requests per client, and the bunched waves are the first few, whatever the
-    run's length: a run of W requests per client has BENCHMARK_WAVES / W times the share (InferenceX's
-    MI355X DeepSeek-R1 runs of 50 per client: a mean TTFT of 0.44 s at 64 clients, 0.30 s median,
-    where the first wave alone took 6 s, its p99). D solves n = r x (TTFT + (E[O]-1) t)
-    (bisection; both sides grow with D). Clients beyond n wait (N - n)/r for memory (Little's law
-    on the waiting room). `hold`: scheduler rules that keep a steady-state prompt out of whole
+    `burst_fraction` of requests belongs to waves that arrive at once: their prompts fill
+    k = ceil(n E[I] / budget) full steps and each first token comes at the end of its prompt's
+    step, (k + max(1, k / n)) / 2 steps on average (batch_wave's rule: (n + 1) / 2 prompts' prefill
+    where a step holds a prompt or less, the whole wave's one step where it holds them all; a
+    wave's p99 says which: InferenceX's SGLang DeepSeek-R1 FP4 runs on MI355X at 32 clients and a
+    196,608-token budget, two steps, measured a p99 of 5.9 s where two steps give about 5 s and 32
+    prompts served one by one 3.1 s); `burst_fraction` is the share at BENCHMARK_WAVES requests
+    per client, and the bunched waves are the first few, whatever the run's length: a run of W
+    requests per client has BENCHMARK_WAVES / W times the share (InferenceX's MI355X DeepSeek-R1
+    runs of 50 per client: a mean TTFT of 0.44 s at 64 clients, 0.30 s median, where the first
+    wave alone took 12-13 s, its p99 6.0 s, the 32nd slowest of its 64). D solves
+    n = r x (TTFT + (E[O]-1) t) (bisection; both sides grow with D). Clients beyond n wait
+    (N - n)/r for memory (Little's law on the waiting room). `hold`: scheduler rules that keep a steady-state prompt out of whole
     steps (ContextHold, hold_steps); the first wave is not held (no generation request runs yet,
     and an idle SGLang scheduler receives every loop). `decode_tokens`: budget tokens a decoding
     sequence takes (_steady); a population whose prompts the budget cannot prefill as fast as it
@@ -1768,8 +1773,16 @@ def closed_loop(
     share = np.minimum(step.burst_fraction * BENCHMARK_WAVES / waves, 1.0) if burst else np.zeros_like(n_clients)
     steps = np.maximum(L.osl - 1, 1.0)
     # The first wave: prompts prefilled back to back in steps of `budget` prompt tokens.
+    # The first wave: the n prompts take k = ceil(n E[I] / budget) full steps, each prompt's first
+    # token at the end of the step that finishes it: (k + own) / 2 steps on average, own =
+    # max(1, k / n) the steps of one prompt's chunks (batch_wave's rule): (n + 1) / 2 prompts'
+    # prefill where a step holds a prompt or less, n prompts' (the whole wave's one step) where it
+    # holds them all
     full = np.minimum(budget, L.isl * admitted)
-    per_prompt_burst = step.mixed_parts(np.ones_like(n_clients), L.isl, full, L.isl_attn) * L.isl / np.maximum(full, 1.0)
+    wave_step = step.mixed_parts(np.ones_like(n_clients), L.isl, full, L.isl_attn)
+    per_prompt_burst = wave_step * L.isl / np.maximum(full, 1.0)
+    wave_steps = np.ceil(L.isl * admitted / np.maximum(budget, 1.0))
+    wave_wait = (wave_steps + np.maximum(1.0, wave_steps / admitted)) / 2 * wave_step
     t1_w, t1_g, rest1 = step.step_parts(np.ones_like(n_clients), L.isl)
     held = hold is not None and hold.any
 
@@ -1781,7 +1794,7 @@ def closed_loop(
     def ttft_of(decoding):
         t, rate, pf, ttft_steady = _steady(step, decoding, L, budget, arrival_scv=0.0, decode_tokens=decode_tokens, train=train)
         ttft_steady = np.where(rate * pf < 1.0, ttft_steady, np.inf)  # prompts outrun the prompt server
-        burst_ttft = (admitted + 1) / 2 * per_prompt_burst + np.maximum(t1_w, t1_g) + rest1
+        burst_ttft = wave_wait + np.maximum(t1_w, t1_g) + rest1
         # an overlap scheduler's first token waits for the next step: the next prompt's, in a wave
         burst_ttft = burst_ttft + step.overlap_scheduler * per_prompt_burst * np.minimum(admitted - 1.0, 1.0)
         ttft = ttft_steady + np.maximum(burst_ttft - ttft_steady, 0.0) * share + step.request_overhead_s

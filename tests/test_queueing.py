@@ -576,7 +576,10 @@ def test_closed_loop_wave_share_follows_the_requests_each_client_sends(chat_step
     scripts 10). TTFT's wave part, over the run without waves, shrinks fivefold from 10 to 50 (to
     within the small shift of the loop's fixed point); ten is the default; at one request per
     client every request is in the first wave: share 1, whatever burst_fraction, and the mean
-    TTFT is the wave's, (N + 1) / 2 prompts' prefill plus the first step."""
+    TTFT is the wave's: its N prompts of 2,048 tokens take k = 32 x 2,048 / 8,192 = 8 full steps
+    of the 8,192-token budget, a prompt's first token comes at the end of the step that holds it,
+    (8 + 1) / 2 = 4.5 steps on average (batch_wave's rule; the (N + 1) / 2 = 16.5 prompts' prefill
+    of prompts served one by one would be 4.125 steps), plus the first step."""
     n, isl, osl = 32.0, 2048.0, 256.0
     args = (np.array([n]), np.array([isl]), np.array([osl]), np.array([1e4]), np.array([8192.0]))
     none = closed_loop(chat_step, *args, burst=False)
@@ -589,11 +592,17 @@ def test_closed_loop_wave_share_follows_the_requests_each_client_sends(chat_step
     one = closed_loop(chat_step, *args, requests_per_client=np.array([1.0]))
     full = np.minimum(8192.0, isl * n)
     ones = np.ones(1)
-    per_prompt = chat_step.mixed_parts(ones, np.array([isl]), np.array([full]), np.array([isl])) * isl / full
+    full_step = chat_step.mixed_parts(ones, np.array([isl]), np.array([full]), np.array([isl]))
+    per_prompt = full_step * isl / full
     t_w, t_g, rest = chat_step.step_parts(ones, np.array([isl]))
-    wave = (n + 1) / 2 * per_prompt + np.maximum(t_w, t_g) + rest + chat_step.request_overhead_s
+    wave = 4.5 * full_step + np.maximum(t_w, t_g) + rest + chat_step.request_overhead_s
     wave = wave + chat_step.overlap_scheduler * per_prompt  # an overlap scheduler's first token waits a step
     assert one.ttft_s[0] == pytest.approx(float(wave[0]), rel=1e-9)
+    # a budget of 65,536 tokens holds the whole wave: one step, every first token at its end
+    whole = closed_loop(chat_step, np.array([n]), np.array([isl]), np.array([osl]), np.array([1e4]), np.array([65536.0]), requests_per_client=np.array([1.0]))
+    one_step = chat_step.mixed_parts(ones, np.array([isl]), np.array([65536.0]), np.array([isl]))
+    wave = one_step + np.maximum(t_w, t_g) + rest + chat_step.request_overhead_s + chat_step.overlap_scheduler * one_step / n
+    assert whole.ttft_s[0] == pytest.approx(float(wave[0]), rel=1e-9)
 
 
 def test_offline_stops_where_the_step_budget_is_full_of_prompts(catalog):
