@@ -178,12 +178,13 @@ def test_simulation_agrees_with_the_analytic_model_on_a_plan(chat, h100):
     not the launch line's 61, which this load would overrun: its wait for a slot is
     tests/test_simulate_workloads.py's).
 
-    Measured under the fit that read InferenceX's requests per client (2026-12-05, the day's last;
-    seeds 11, 1, 2): TTFT p99 +16.0, +15.7, +11.1 %, TPOT p99 +5.8, +7.1, +10.5 %, p50s within 2 %;
-    over 36,000 s of arrivals seed 11 gives +11.7 % and seed 1 +16.1 %, and under the fit before
-    seed 11 gave +14.1 % (12,000 s) and +13.1 % (36,000 s): the analytic TTFT p99 is about 13 %
-    optimistic here, and one window's p99 moves by about 3 % from seed to seed, which a 15 % bound
-    did not leave room for (+10.3, +13.4 and +9.9 % under an earlier fit of the same day). The analytic tail is the optimistic one, and more so near
+    Measured under the fit that put a wave's first tokens at the end of their prompts' steps
+    (2026-12-05, the day's last; seeds 11, 1, 2): TTFT p99 +12.4, +13.2, +7.1 %, TPOT p99 +5.2,
+    +3.4, +5.7 %, p50s within 2.3 %; over 36,000 s of arrivals seed 11 gives +6.9 % and seed 1
+    +14.6 %. Under the fit before (which read InferenceX's requests per client) the same seeds gave
+    +16.0, +15.7 and +11.1 % (12,000 s), +11.7 and +16.1 % (36,000 s): the analytic TTFT p99 is
+    about 10-14 % optimistic here, and one window's p99 moves by 3-4 % from seed to seed, which a
+    15 % bound did not leave room for (+10.3, +13.4 and +9.9 % under an earlier fit of that day). The analytic tail is the optimistic one, and more so near
     the knee: at 0.75 of saturation the TTFT p99 gap is +10 to +15 % over 12,000 s, and over 3,000 s
     windows (seeds 11, 1, 2, 3, 4) +15, +22, +15, +15 and +12 % (+7 to +20 % under the fit before),
     where this test ran one 3,000 s window of seed 11 at 0.75 until the refit put it at +15.3 %."""
