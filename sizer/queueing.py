@@ -1767,19 +1767,19 @@ def closed_loop(
     runs of 50 per client: a mean TTFT of 0.44 s at 64 clients, 0.30 s median, where the first
     wave alone took 12-13 s, its p99 6.0 s, the 32nd slowest of its 64). D solves
     n = r x (TTFT + (E[O]-1) t) (bisection; both sides grow with D). Clients beyond n wait
-    (N - n)/r for memory (Little's law on the waiting room). `hold`: scheduler rules that keep a steady-state prompt out of whole
-    steps (ContextHold, hold_steps); the first wave is not held (no generation request runs yet,
-    and an idle SGLang scheduler receives every loop). `decode_tokens`: budget tokens a decoding
-    sequence takes (_steady); a population whose prompts the budget cannot prefill as fast as it
-    completes them is not a steady state, so D stops where prompts fill the budget and the clients
-    beyond it wait for their prompts' turn (Little's law: TTFT = n / r - (E[O]-1) t)."""
+    (N - n)/r for memory (Little's law on the waiting room). `hold`: scheduler rules that keep a
+    steady-state prompt out of whole steps (ContextHold, hold_steps); the first wave is not held
+    (no generation request runs yet, and an idle SGLang scheduler receives every loop).
+    `decode_tokens`: budget tokens a decoding sequence takes (_steady); a population whose prompts
+    the budget cannot prefill as fast as it completes them is not a steady state, so D stops where
+    prompts fill the budget and the clients beyond it wait for their prompts' turn (Little's law:
+    TTFT = n / r - (E[O]-1) t)."""
     L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_clients = np.asarray(concurrency, dtype=float)
     admitted = np.maximum(np.minimum(n_clients, np.floor(capacity)), 1.0)
     waves = BENCHMARK_WAVES if requests_per_client is None else np.asarray(requests_per_client, dtype=float)
     share = np.minimum(step.burst_fraction * BENCHMARK_WAVES / waves, 1.0) if burst else np.zeros_like(n_clients)
     steps = np.maximum(L.osl - 1, 1.0)
-    # The first wave: prompts prefilled back to back in steps of `budget` prompt tokens.
     # The first wave: the n prompts take k = ceil(n E[I] / budget) full steps, each prompt's first
     # token at the end of the step that finishes it: (k + own) / 2 steps on average, own =
     # max(1, k / n) the steps of one prompt's chunks (batch_wave's rule): (n + 1) / 2 prompts'
