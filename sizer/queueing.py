@@ -1424,6 +1424,15 @@ scripts), so one measured run is ten waves of N requests, the first of which arr
 Its reciprocal is the prior of the `burst_fraction` efficiency factor."""
 
 
+def wave_share(burst_fraction: np.ndarray, requests_per_client: np.ndarray | float | None = None) -> np.ndarray:
+    """The share of a closed loop's requests that queue behind a wave arriving at once:
+    `burst_fraction` (the share at BENCHMARK_WAVES requests per client) x BENCHMARK_WAVES / W for a
+    run of W requests per client (its bunched waves are the first few, whatever its length), at
+    most 1; W = BENCHMARK_WAVES when None."""
+    waves = BENCHMARK_WAVES if requests_per_client is None else np.asarray(requests_per_client, dtype=float)
+    return np.minimum(np.asarray(burst_fraction, dtype=float) * BENCHMARK_WAVES / waves, 1.0)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopResult:
     """Mean latencies and throughput of each row (arrays), seconds and tokens/s per replica."""
@@ -1777,8 +1786,7 @@ def closed_loop(
     L = lengths if lengths is not None else RowLengths.fixed(isl, osl)
     n_clients = np.asarray(concurrency, dtype=float)
     admitted = np.maximum(np.minimum(n_clients, np.floor(capacity)), 1.0)
-    waves = BENCHMARK_WAVES if requests_per_client is None else np.asarray(requests_per_client, dtype=float)
-    share = np.minimum(step.burst_fraction * BENCHMARK_WAVES / waves, 1.0) if burst else np.zeros_like(n_clients)
+    share = wave_share(step.burst_fraction, requests_per_client) if burst else np.zeros_like(n_clients)
     steps = np.maximum(L.osl - 1, 1.0)
     # The first wave: the n prompts take k = ceil(n E[I] / budget) full steps, each prompt's first
     # token at the end of the step that finishes it: (k + own) / 2 steps on average, own =

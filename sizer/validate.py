@@ -35,7 +35,7 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import BENCHMARK_WAVES, ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s
+from .queueing import BENCHMARK_WAVES, ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s, wave_share
 from .tables import Column, text_table
 from .tables import to_json as tables_to_json
 from .units import GIB
@@ -475,8 +475,8 @@ def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -
     prefill_s; a worker busy with many prompts (batched in its steps, one per attention rank and
     more) spends isl x prefill_per_token_s worker-seconds on each. Completions arrive at rate r;
     the prefill pool is an M/D/c queue approximated by M/D/1 with c-fold service rate; TTFT = wait +
-    prefill + KV transfer. A share burst_fraction of prompts arrive in a wave of N, queued over the
-    prefill workers.
+    prefill + KV transfer. A share of prompts (queueing.wave_share: burst_fraction, by the
+    requests each client sent) arrive in a wave of N, queued over the prefill workers.
 
     The rate solves N = r x (TTFT(r) + (E[O]-1) TPOT), whose right side grows with r: bisection on
     r below the prefill pool's capacity, workers / work (a fixed-point iteration of the same
@@ -503,13 +503,14 @@ def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -
     xfer = setup.kv_transfer_s[idx]
     floor = latency + xfer + pstep.request_overhead_s
     burst = (n / workers_p + 1) / 2 * work + latency
+    share = wave_share(pstep.burst_fraction, None if setup.requests_per_client is None else setup.requests_per_client[idx])
     # the clients the decode workers' slots admit cycle through the loop; the rest wait for a slot
     looping = np.minimum(n, admitted * workers_d)
 
     def ttft_at(rate):
         rho = np.minimum(rate * work / workers_p, _RHO_MAX)
         steady = rho / (2 * (1 - rho)) * work / workers_p + floor
-        return steady + np.maximum(burst - steady, 0.0) * pstep.burst_fraction
+        return steady + np.maximum(burst - steady, 0.0) * share
 
     # the rate's bracket: 0 and the smaller of the pool's capacity and the clients' cycle at the floor
     lo = np.zeros_like(n)

@@ -570,6 +570,15 @@ def test_closed_loop_adds_the_hold_to_steady_state_prompts(chat_step):
     assert held.ttft_s[0] - base.ttft_s[0] == pytest.approx((1 - share) * 10 * held.tpot_s[0], rel=0.03)
 
 
+def test_wave_share_by_requests_per_client():
+    """burst_fraction is the share at ten requests a client: 0.25 at ten (and by default), 0.05 at
+    fifty, and every request (1, not 2.5) at one."""
+    from sizer.queueing import wave_share
+
+    assert wave_share(np.array([0.25, 0.25, 0.25, 0.25]), np.array([10.0, 50.0, 1.0, 20.0])) == pytest.approx([0.25, 0.05, 1.0, 0.125])
+    assert wave_share(np.array([0.25])) == pytest.approx([0.25])
+
+
 def test_closed_loop_wave_share_follows_the_requests_each_client_sends(chat_step):
     """The bunched waves are the run's first few: at W requests per client their share is
     burst_fraction x 10 / W (InferenceX's MI355X DeepSeek-R1 runs sent 50 per client, the other
