@@ -604,6 +604,35 @@ def inferencex_requests_per_client(row: "MeasuredRow") -> float | None:
     return 20.0 if row.osl == 8192 else 50.0
 
 
+# InferenceX's runs before d053ae24e (2026-01-21 17:53 UTC, PR #480) sent no warm-up request: the
+# first wave met a cold engine. On B200 under SGLang that cost a stall of about 70 s: of the 121
+# aggregated DeepSeek-R1 points the InferenceX-app site's API fixtures hold for B200 SGLang up to
+# 2026-01-20 (vngcloud/InferenceX-app@7fe6d62a packages/app/cypress/fixtures/api/benchmarks.json
+# and benchmarks-history.json, 2025-11-02 to 2026-01-13), 67 have a p99 TTFT of 69-94 s beside a
+# median of 0.14-1.7 s (a first wave held ~70 s: the mean of a run of ten waves rises by ~7 s); of
+# the 75 after it, none at those loads (the ten above 40 s are runs of 128-512 clients whose median
+# is as long: memory waits). B200 TensorRT-LLM (0 of 139), H200 SGLang (0 of 45) and the AMD SGLang
+# runners (0 of 200) show no such stall before the warm-up. A row's mean alone cannot say whether
+# its run met the stall, so every B200 SGLang row of that span leaves its mean TTFT out.
+_COLD_START_UNTIL = "2026-01-21"
+
+
+def inferencex_cold_start(row: "MeasuredRow") -> str | None:
+    """Why an InferenceX row's mean TTFT is not its serving's: a B200 SGLang aggregated run that
+    may have been measured before InferenceX sent warm-up requests (_COLD_START_UNTIL, the merge
+    day included), whose first wave could meet a ~70 s cold start; None otherwise."""
+    if not INFERENCEX_SOURCE.search(row.source or "") or row.engine != "sglang" or row.mode != "agg":
+        return None
+    if row.system.strip().lower() != "b200_sxm":
+        return None
+    first, last = measured_within(row)
+    if not last or last > _COLD_START_UNTIL:
+        return None
+    return (f"measured {first if first == last else first + ' to ' + last}, before InferenceX's warm-up requests (2026-01-21): "
+            "B200 SGLang runs then met a ~70 s cold start in the first wave in 67 of 121 points (p99 TTFT 69-94 s), "
+            "which decides a run's mean TTFT")
+
+
 def trtllm_script_flags(row: "MeasuredRow") -> dict:
     """The scheduler settings of InferenceX's TRT-LLM launch scripts, which depend on the row's
     lengths, concurrency, layout and (for the DeepSeek-R1 scripts) the date the row was measured
@@ -787,6 +816,7 @@ class MeasuredRow:
     moe_quant_mode: str = ""  # aiconfigurator's moe_quant_mode, when the source gives it: the experts' storage (QUANT_MODES)
     throughput_basis: str = ""  # "samples_per_s" when output_tokens_per_s is completed requests/s x output tokens a request (the source gives requests/s only); "" = given
     rate_basis: str = ""  # where request_rate_rps came from when the source gives none: "samples_per_s", or "output_tokens_per_s" (over the dataset's mean output); "" = given
+    ttft_left_out: str = ""  # why the source's mean TTFT is not scored (resolve; it and the throughput it implies are then None)
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -1462,6 +1492,11 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     run_reason = inferencex_run_reason(row)
     if run_reason:
         return Skipped(row=row, reason=run_reason)
+    cold = inferencex_cold_start(row)
+    if cold and (row.ttft_ms is not None or row.ttft_p99_ms is not None):
+        from dataclasses import replace as _replace
+
+        row = _replace(row, ttft_ms=None, ttft_p99_ms=None, ttft_left_out=cold)
     prompt = output = None
     bounds = None
     if row.dataset:

@@ -24,6 +24,7 @@ scoring rows'.
 
 from __future__ import annotations
 
+import collections
 import math
 import textwrap
 from collections.abc import Iterable
@@ -999,6 +1000,7 @@ def report_dict(report: Report) -> dict:
                 "request_rate_rps": r.row.request_rate_rps,
                 "request_rate_from": r.row.rate_basis or None,
                 "measured_ttft_ms": _round(r.row.ttft_ms, 3),
+                "measured_ttft_left_out": r.row.ttft_left_out or None,
                 "predicted_ttft_ms": _round(r.predicted_ttft_ms, 3),
                 "measured_tpot_ms": _round(r.row.tpot_ms, 4),
                 "predicted_tpot_ms": _round(r.predicted_tpot_ms, 4),
@@ -1028,6 +1030,7 @@ def report_dict(report: Report) -> dict:
     head = dict(score["overall"])
     head["skipped"] = len(report.skipped)
     head["copies"] = sum(1 for r in report.results if r.role == "score" and r.copy_of is not None)
+    head["ttft_left_out"] = sum(1 for r in report.results if r.role == "score" and r.row.ttft_left_out)
     head["bounded_rate"] = bounded_rates(report, "score" if report.roles_used else None)
     head["p99"] = p99_errors(report, "score" if report.roles_used else None)
     if report.coverage is not None:
@@ -1196,6 +1199,14 @@ def render_table(report: Report, rows: str = "all") -> str:
         hint = "" if rows == "skipped" else "; --rows skipped lists them"
         out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe, none dropped silently{hint})")
         out.append(text_table(skip_counts(report), _SKIP_COUNT_COLUMNS, indent="  ").rstrip("\n"))
+    # counted by reason without the row's own date ("measured <day>, ...")
+    left_out = collections.Counter(r.row.ttft_left_out.split(", ", 1)[-1] for r in report.results if r.row.ttft_left_out)
+    if left_out:
+        out.append("")
+        out.append(f"TTFT LEFT OUT ({sum(left_out.values()):,} rows keep TPOT but not their mean TTFT, nor the throughput it implies; "
+                   "`measured_ttft_left_out` in the JSON gives each row's reason)")
+        for reason, n in sorted(left_out.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"  {n:>5,}  {reason}")
     if rows in ("all", "score", "fit"):
         chosen = [{**r, "isl_osl": r["dataset"] or f"{r['isl']:g}/{r['osl']:g}"} for r in d["rows"] if rows == "all" or r["role"] == rows]
         if chosen:

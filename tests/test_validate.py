@@ -425,6 +425,38 @@ def test_inferencex_mi355x_deepseek_runs_sent_more_requests_per_client(catalog):
     assert list(setup.requests_per_client) == [50.0, 10.0]
 
 
+def test_inferencex_b200_sglang_runs_before_the_warm_up_leave_their_mean_ttft_out(catalog):
+    """InferenceX sent no warm-up request before d053ae24e (2026-01-21); in the InferenceX-app
+    fixtures (vngcloud/InferenceX-app@7fe6d62a) 67 of the 121 B200 SGLang DeepSeek-R1 points up to
+    then carry a 69-94 s p99 TTFT beside a median under 2 s: a cold first wave, which in a run of ten
+    waves puts ~7 s on the mean. Such a row's mean TTFT (and the throughput it implies where the
+    source gives none) is left out with the reason; its TPOT is still scored. After the warm-up, on
+    another device or engine, or outside InferenceX, nothing changes."""
+    from dataclasses import replace
+
+    from sizer.measurements import Resolved, inferencex_cold_start, resolve
+    from sizer.validate import report_dict, validate_rows
+
+    ds = "deepseek-ai/DeepSeek-R1-0528"
+    cold = _ix_row(ds, "b200_sxm", "sglang", "fp4", conc=32.0, date="2025-11-10")
+    assert "2025-11-10" in inferencex_cold_start(cold) and "~70 s cold start" in inferencex_cold_start(cold)
+    assert inferencex_cold_start(_ix_row(ds, "b200_sxm", "sglang", "fp8", date="2026-01-21"))  # the merge's day: either side
+    for warm in (_ix_row(ds, "b200_sxm", "sglang", "fp4", date="2026-01-22"), _ix_row(ds, "b200_sxm", "trtllm", "fp4", date="2025-11-10"),
+                 _ix_row(ds, "h200_sxm", "sglang", "fp8", date="2025-11-10"), _ix_row(ds, "mi355x", "sglang", "fp4", date="2025-11-10"),
+                 replace(cold, source="silicon_concurrency=32"), replace(cold, source="silicon_concurrency=32; measured=2025-11-10")):
+        assert inferencex_cold_start(warm) is None
+        res = resolve(warm, catalog)
+        assert isinstance(res, Resolved) and res.row.ttft_ms == 100.0 and not res.row.ttft_left_out
+    res = resolve(cold, catalog)
+    assert isinstance(res, Resolved) and res.row.ttft_ms is None and res.row.ttft_p99_ms is None and res.row.tpot_ms == 10.0
+    assert res.row.ttft_left_out == inferencex_cold_start(cold) and res.row.throughput_tokens_per_s is None
+    d = report_dict(validate_rows([cold], catalog))
+    row = d["rows"][0]
+    assert row["measured_ttft_ms"] is None and row["ttft_ape"] is None and row["measured_tokens_per_s"] is None
+    assert row["measured_ttft_left_out"] == res.row.ttft_left_out and row["tpot_ape"] is not None
+    assert d["summary"]["ttft_left_out"] == 1
+
+
 def _aic_row(engine, *, isl=2048.0, conc=64.0, tp=1, dp=1, mode="agg", source=None):
     from sizer.measurements import MeasuredRow
 
