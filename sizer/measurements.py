@@ -29,7 +29,11 @@ Two sources, one record (MeasuredRow):
           `in_process` (yes: a benchmark that drove
           the engine without a server, kind batch or offline only: gptSessionBenchmark,
           trtllm-bench, vLLM benchmark_latency / benchmark_throughput; no per-request front-end
-          overhead in its TTFT, and compiled_engine), `notes`.
+          overhead in its TTFT, and compiled_engine), `num_prompts` (kind concurrency: the requests
+          the measured run sent, warm-up excluded, e.g. benchmark_serving's --num-prompts; with the
+          clients it gives the requests each client sent, and so the share of them in the first
+          wave, which arrives at once: queueing.wave_share. Empty: the harness default of ten a
+          client, queueing.BENCHMARK_WAVES), `notes`.
           Cells are read strictly: a number column holding text, a non-positive or infinite
           figure, or a layout size that is not a whole number >= 1 skips the row with the column
           and the value named. Empty, nan, NA, n/a, null, none and - are gaps (not measured); 0 in
@@ -239,6 +243,16 @@ MLPERF_QUANTIZED_FLAGS = {"kv_dtype": "fp8"}
 
 
 def harness_flags(row: "MeasuredRow") -> dict:
+    """The conditions the row's harness set (script_flags), and the requests each client sent
+    where the row gives the run's `num_prompts` (`requests_per_client`, num_prompts / clients;
+    the row's own figure over any harness rule)."""
+    out = script_flags(row)
+    if row.num_prompts and row.concurrency and row.kind == "concurrency":
+        out["requests_per_client"] = row.num_prompts / row.concurrency
+    return out
+
+
+def script_flags(row: "MeasuredRow") -> dict:
     """The conditions the row's harness set and the row does not record: InferenceX's length
     range (`range_ratio`, aggregated and disaggregated rows) and launch flags (HARNESS_FLAGS and,
     for TRT-LLM, trtllm_script_flags: aggregated rows); the launch settings aiconfigurator's
@@ -816,6 +830,7 @@ class MeasuredRow:
     moe_quant_mode: str = ""  # aiconfigurator's moe_quant_mode, when the source gives it: the experts' storage (QUANT_MODES)
     throughput_basis: str = ""  # "samples_per_s" when output_tokens_per_s is completed requests/s x output tokens a request (the source gives requests/s only); "" = given
     rate_basis: str = ""  # where request_rate_rps came from when the source gives none: "samples_per_s", or "output_tokens_per_s" (over the dataset's mean output); "" = given
+    num_prompts: float | None = None  # requests the closed loop sent (per replica), when the source gives them: with the clients, the requests each sent
     ttft_left_out: str = ""  # why the source's mean TTFT is not scored (resolve; it and the throughput it implies are then None)
 
     @property
@@ -895,7 +910,7 @@ _ROW_COLUMNS = (
     "id", "silicon_data_source", "source", "model_path", "system", "backend", "backend_version", "precision",
     "gemm_quant_mode", "moe_quant_mode", "kv_dtype", "mode", "kind", "dataset", "isl", "osl", "batch_size",
     "concurrency", "request_rate_rps", "replicas", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size",
-    "moe_ep_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "in_process",
+    "moe_ep_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "in_process", "num_prompts",
     "output_tokens_per_s", "samples_per_s", "ttft_p99_ms", "tpot_p99_ms", *_TTFT, *_TPOT, "notes",
 )  # fmt: skip
 _WORKER_COLUMNS = ("num_workers", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "batch_size")
@@ -920,7 +935,10 @@ def column_warnings(path: Path | str) -> list[str]:
         name = col.strip()
         if not name or name in KNOWN_COLUMNS or name.startswith("Unnamed"):
             continue
-        close = difflib.get_close_matches(name.lower(), sorted(KNOWN_COLUMNS), n=1, cutoff=0.6)
+        # 0.7: a misspelling (silicon_ttft_msec, samples_per_sec, concurency: 0.93-0.95) or a
+        # unit suffix (ttft_mean_ms -> ttft_ms, 0.74) is named; another quantity is not (num_gpus
+        # is 0.63 like num_prompts, which it does not mean)
+        close = difflib.get_close_matches(name.lower(), sorted(KNOWN_COLUMNS), n=1, cutoff=0.7)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         out.append(f"{path}: column {name!r} is not one sizer reads: its values are ignored{hint}")
     return out
@@ -1163,6 +1181,11 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
     seqs_cap = cells.whole("max_num_seqs", 0, zero_unset=False) or None  # empty: the source does not say
     model_len = cells.whole("max_model_len", 0, zero_unset=False) or None
     in_process = cells.flag("in_process")
+    prompts = cells.number("num_prompts")
+    if prompts is not None and kind != "concurrency":
+        cells.bad(f"num_prompts: read on kind concurrency only (the requests a closed loop's clients sent), not on kind {kind}")
+    elif prompts is not None and conc is not None and prompts < conc:
+        cells.bad(f"num_prompts: {prompts:g} requests for {conc:g} clients (at least one a client expected)")
     if in_process and in_process_conflict(kind):
         cells.bad(f"in_process: {in_process_conflict(kind)}")
 
@@ -1207,6 +1230,7 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         max_model_len=model_len,
         scenario=scenario,
         in_process=in_process,
+        num_prompts=per(prompts),
         rate_basis=rate_basis,
         throughput_basis=throughput_basis,
         moe_quant_mode=get("moe_quant_mode").lower(),

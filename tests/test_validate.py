@@ -457,6 +457,41 @@ def test_inferencex_b200_sglang_runs_before_the_warm_up_leave_their_mean_ttft_ou
     assert d["summary"]["ttft_left_out"] == 1
 
 
+def test_num_prompts_gives_the_requests_each_client_sent(tmp_path, catalog):
+    """A closed loop that sent a fixed number of requests at every concurrency (dstack's DeepSeek-R1
+    online runs: SGLang's bench_serving.py --num-prompts 500 at --max-concurrency 4-128,
+    dstackai/benchmarks Deepseek-R1/README.md @7f37e669) sent 500 / N a client: 125 at four
+    clients, 3.9 at 128. Its first wave, which arrives at once, is then 1/125 and 1/3.9 of its
+    requests, not the harness default's tenth: the wave share (queueing.wave_share) follows. Read
+    for kind concurrency only, and never fewer requests than clients."""
+    from sizer.measurements import harness_flags, read_csv
+    from sizer.queueing import wave_share
+    from sizer.validate import build_setup
+
+    head = "id,model_path,system,backend,precision,kind,isl,osl,concurrency,tp_size,num_prompts,silicon_ttft_ms,silicon_tpot_ms\n"
+    p = tmp_path / "m.csv"
+    p.write_text(
+        head
+        + "c4,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,concurrency,3200,800,4,8,500,900,20\n"
+        + "c128,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,concurrency,3200,800,128,8,500,9000,40\n"
+        + "none,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,concurrency,3200,800,128,8,,9000,40\n"
+        + "few,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,concurrency,3200,800,128,8,100,9000,40\n"
+        + "batch,meta-llama/Llama-3.1-70B,h200_sxm,vllm,fp8,batch,3200,800,128,8,500,9000,40\n"
+    )
+    rows = {r.row_id: r for r in read_csv(p)}
+    assert harness_flags(rows["c4"])["requests_per_client"] == 125.0
+    assert harness_flags(rows["c128"])["requests_per_client"] == pytest.approx(3.90625)
+    assert "requests_per_client" not in harness_flags(rows["none"])
+    assert rows["few"].invalid == "num_prompts: 100 requests for 128 clients (at least one a client expected)"
+    assert rows["batch"].invalid == "num_prompts: read on kind concurrency only (the requests a closed loop's clients sent), not on kind batch"
+    report = validate_rows([rows[k] for k in ("c4", "c128", "none")], catalog)
+    setup = build_setup([resolve(rows[k], catalog) for k in ("c4", "c128", "none")])
+    assert list(setup.requests_per_client) == [125.0, 3.90625, 10.0]
+    # a burst fraction of 0.2 at ten a client: 0.016, 0.512 and 0.2 of the requests in the wave
+    assert list(wave_share(np.full(3, 0.2), setup.requests_per_client)) == pytest.approx([0.016, 0.512, 0.2])
+    assert len(report.results) == 3 and not report.skipped
+
+
 def _aic_row(engine, *, isl=2048.0, conc=64.0, tp=1, dp=1, mode="agg", source=None):
     from sizer.measurements import MeasuredRow
 
