@@ -35,14 +35,16 @@ The factors (dimensionless fractions of a datasheet figure unless suffixed):
                                 spreads their dense and attention work evenly over the dp ranks;
                                 the ranks meet at every MoE layer's all-to-all, so a step runs at
                                 the pace of the rank holding the most prompt tokens. Fitted at
-                                0.33-1.25 (catalogs/efficiency.json of 2026-12-04: vLLM's GQA MoE
-                                0.33, vLLM 0.50, TensorRT-LLM 0.69-0.76, SGLang 0.99 and its
-                                MLA-MoE 1.25): slower than an even spread on every engine but
-                                SGLang, whose MLA-MoE ranks run faster than the even spread
+                                0.33-0.75 (catalogs/efficiency.json of 2026-12-05: vLLM's GQA MoE
+                                0.33, vLLM 0.47, TensorRT-LLM 0.54-0.65, SGLang 0.71-0.75): slower
+                                than an even spread on every engine. A prompt alone
+                                (perf.StepModel.prefill_s) runs on one rank with nothing to
+                                spread, and does not take it (when it did, the fit put SGLang's
+                                MLA-MoE at 1.25)
     admission_steps             engine steps a new request waits before its prompt joins a step
                                 (the scheduler decides the next step while the current one runs,
                                 and outputs are processed a step behind: about 1-3 steps;
-                                fitted at 0.67-0.98 since a wave's first tokens come at the end
+                                fitted at 0.69-1.01 since a wave's first tokens come at the end
                                 of their prompts' steps, which took some of the wait it held)
     burst_fraction              in a closed-loop benchmark (N clients, fixed lengths), the share of
                                 requests that queue behind a whole wave of N prompts arriving at

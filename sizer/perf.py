@@ -508,7 +508,9 @@ class StepModel:
         """Time to prefill one prompt alone, through every stage (PP does not shorten it)."""
         p = np.asarray(prompt_tokens, dtype=float)
         weights = self.all_dense_weight_bytes / self._dense_bw + self.all_expert_weight_bytes * self._expert_fraction(p) / self._expert_bw
-        fraction = self._prefill_fraction
+        # a prompt alone runs on one attention rank: no uneven spread over ranks to wait for, so
+        # not attention_dp_prefill_factor (the ranks' imbalance where prompts share steps)
+        fraction = self.prefill_compute_fraction
         gemm = p * (
             self.total_dense_flops_per_token / (self.dense_peak_flops_per_s * fraction)
             + self.total_expert_flops_per_token / (self.tp * self.dp) / (self.expert_peak_flops_per_s * fraction)

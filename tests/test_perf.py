@@ -124,7 +124,8 @@ def test_attention_dp_prompt_gemms_take_their_own_factor(catalog):
     """attention_dp_prefill_factor scales the prompt GEMMs' fraction only where attention runs
     data-parallel: DeepSeek-V3 fp8 on eight H200 as tp=1 x dp=8 (experts over ep=8) at a factor of
     0.5 puts a prompt token's GEMM seconds at exactly twice the factor-1 figure, its attention and
-    communication unchanged; the same model at tp=8 (dp 1) is untouched by the factor."""
+    communication unchanged; the same model at tp=8 (dp 1) is untouched by the factor, and so is
+    a prompt prefilled alone (prefill_s) at dp=8."""
     half = Factors(**{**IDEAL.as_dict(), "attention_dp_prefill_factor": 0.5})
     dp = Layout(tp=1, dp=8, ep=8)
     tp = Layout(tp=8, ep=8)
@@ -134,6 +135,12 @@ def test_attention_dp_prompt_gemms_take_their_own_factor(catalog):
     assert float(g2[0]) == pytest.approx(2 * float(g1[0]), rel=1e-12) and float(o2[0]) == pytest.approx(float(o1[0]), rel=1e-12)
     a = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=tp).prefill_s(p)
     b = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=tp, factors=half).prefill_s(p)
+    assert float(a[0]) == float(b[0])
+    # a prompt alone runs on one attention rank, with no spread over ranks to be uneven: its
+    # prefill_s does not take the factor (InferenceX's B200 FP8 disaggregated DeepSeek-R1, one
+    # 8k prompt: 372 ms on a tp=1 x dp=8 prefill worker, 378 ms on a tp=8 one)
+    a = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=dp).prefill_s(p)
+    b = _step(catalog, "deepseek-v3", "H200-SXM", wd="fp8", kv="fp8", layout=dp, factors=half).prefill_s(p)
     assert float(a[0]) == float(b[0])
 
 
