@@ -624,8 +624,8 @@ def inferencex_requests_per_client(row: "MeasuredRow") -> float | None:
 # 2026-01-20 (vngcloud/InferenceX-app@7fe6d62a packages/app/cypress/fixtures/api/benchmarks.json
 # and benchmarks-history.json, 2025-11-02 to 2026-01-13), 67 have a p99 TTFT of 69-94 s beside a
 # median of 0.14-1.7 s (a first wave held ~70 s: the mean of a run of ten waves rises by ~7 s); of
-# the 75 after it, none at those loads (the ten above 40 s are runs of 128-512 clients whose median
-# is as long: memory waits). B200 TensorRT-LLM (0 of 139), H200 SGLang (0 of 45) and the AMD SGLang
+# the 75 after it, none at those loads (the ten above 40 s are runs of 512 clients whose median is
+# 30-199 s: memory waits). B200 TensorRT-LLM (0 of 139), H200 SGLang (0 of 45) and the AMD SGLang
 # runners (0 of 200) show no such stall before the warm-up. A row's mean alone cannot say whether
 # its run met the stall, so every B200 SGLang row of that span leaves its mean TTFT out.
 _COLD_START_UNTIL = "2026-01-21"

@@ -401,8 +401,9 @@ class StepModel:
 
     @property
     def _prefill_fraction(self) -> np.ndarray:
-        """The GEMM fraction of prompt tokens: prefill_compute_fraction, times
-        attention_dp_prefill_factor where the replica runs attention data-parallel (dp > 1)."""
+        """The GEMM fraction of prompt tokens that share steps: prefill_compute_fraction, times
+        attention_dp_prefill_factor where the replica runs attention data-parallel (dp > 1). A
+        prompt alone (prefill_s) takes prefill_compute_fraction: it has no spread to be uneven."""
         return self.prefill_compute_fraction * np.where(self.dp > 1, self.attention_dp_prefill_factor, 1.0)
 
     @property
