@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import math
+import re
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -73,7 +74,7 @@ class Setup:
     front_end: np.ndarray
     # requests each client of a concurrency row sent (the harness's waves of N; the first arrives at
     # once): queueing.BENCHMARK_WAVES unless measurements.harness_flags knows the row's own
-    requests_per_client: np.ndarray | None = None
+    requests_per_client: np.ndarray
 
     @property
     def size(self) -> int:
@@ -301,8 +302,7 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
                 L = RowLengths(**{**{k: getattr(L, k) for k in ("isl", "osl", "isl_sq", "isl_attn", "ctx", "reserve_ctx")}, "points": L.points[:, :1]})
             isl, osl, cap, bud = setup.isl[idx], setup.osl[idx], setup.capacity[idx], setup.budget[idx]
             if kind == 0:
-                waves = None if setup.requests_per_client is None else setup.requests_per_client[idx]
-                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx), requests_per_client=waves)
+                out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx), requests_per_client=setup.requests_per_client[idx])
             elif kind == 1:
                 out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
             elif kind == 2:
@@ -504,7 +504,7 @@ def _disagg(setup: Setup, idx: np.ndarray, dstep: StepModel, pstep: StepModel) -
     xfer = setup.kv_transfer_s[idx]
     floor = latency + xfer + pstep.request_overhead_s
     burst = (n / workers_p + 1) / 2 * work + latency
-    share = wave_share(pstep.burst_fraction, None if setup.requests_per_client is None else setup.requests_per_client[idx])
+    share = wave_share(pstep.burst_fraction, setup.requests_per_client[idx])
     # the clients the decode workers' slots admit cycle through the loop; the rest wait for a slot
     looping = np.minimum(n, admitted * workers_d)
 
@@ -1199,8 +1199,7 @@ def render_table(report: Report, rows: str = "all") -> str:
         hint = "" if rows == "skipped" else "; --rows skipped lists them"
         out.append(f"SKIPPED ({len(report.skipped):,} rows the model cannot describe, none dropped silently{hint})")
         out.append(text_table(skip_counts(report), _SKIP_COUNT_COLUMNS, indent="  ").rstrip("\n"))
-    # counted by reason without the row's own date ("measured <day>, ...")
-    left_out = collections.Counter(r.row.ttft_left_out.split(", ", 1)[-1] for r in report.results if r.row.ttft_left_out)
+    left_out = collections.Counter(_reason_kind(r.row.ttft_left_out) for r in report.results if r.row.ttft_left_out)
     if left_out:
         out.append("")
         out.append(f"TTFT LEFT OUT ({sum(left_out.values()):,} rows keep TPOT but not their mean TTFT, nor the throughput it implies; "
@@ -1220,8 +1219,15 @@ def render_table(report: Report, rows: str = "all") -> str:
     return "\n".join(out) + "\n"
 
 
+_MEASURED_ON_PREFIX = re.compile(r"measured \d{4}-\d{2}-\d{2}( to \d{4}-\d{2}-\d{2})?, ")
+
+
 def _reason_kind(reason: str) -> str:
-    """A reason without its row-specific numbers, for counting."""
+    """A reason without its row-specific numbers, for counting (skipped rows, and rows whose mean
+    TTFT is left out): a reason that opens with the row's measurement date counts without it."""
+    dated = _MEASURED_ON_PREFIX.match(reason)
+    if dated:
+        return reason[dated.end() :]
     if reason.startswith("measured TPOT"):
         return "measured TPOT below the roofline of the stated configuration: speculative decoding, prefix caching or another layout than recorded"
     if reason.startswith("tp=") and "NVLink domain" in reason:

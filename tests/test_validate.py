@@ -455,6 +455,12 @@ def test_inferencex_b200_sglang_runs_before_the_warm_up_leave_their_mean_ttft_ou
     assert row["measured_ttft_ms"] is None and row["ttft_ape"] is None and row["measured_tokens_per_s"] is None
     assert row["measured_ttft_left_out"] == res.row.ttft_left_out and row["tpot_ape"] is not None
     assert d["summary"]["ttft_left_out"] == 1
+    # the table counts the rows by reason, each row's own date dropped: two days, one line
+    from sizer.validate import render_table
+
+    table = render_table(validate_rows([cold, _ix_row(ds, "b200_sxm", "sglang", "fp4", conc=32.0, date="2025-12-11")], catalog), rows="none")
+    block = table.split("TTFT LEFT OUT (2 rows", 1)[1].splitlines()
+    assert block[1:] == ["      2  " + inferencex_cold_start(cold).split(", ", 1)[1]]
 
 
 def test_num_prompts_gives_the_requests_each_client_sent(tmp_path, catalog):
