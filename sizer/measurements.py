@@ -27,13 +27,20 @@ Two sources, one record (MeasuredRow):
           was launched with; empty: the engine's default, for vLLM the model's
           max_position_embeddings, which sets an old release's default step budget),
           `in_process` (yes: a benchmark that drove
-          the engine without a server, kind batch or offline only: gptSessionBenchmark,
-          trtllm-bench, vLLM benchmark_latency / benchmark_throughput; no per-request front-end
-          overhead in its TTFT, and compiled_engine), `num_prompts` (kind concurrency: the requests
+          the engine without a server, kind batch or offline (gptSessionBenchmark,
+          trtllm-bench, vLLM benchmark_latency / benchmark_throughput) or rate (an MLPerf LoadGen
+          harness that hands requests to the engine in its own processes, as AMD's does); no
+          per-request front-end overhead in its TTFT, and compiled_engine), `num_prompts` (kind concurrency: the requests
           the measured run sent, warm-up excluded, e.g. benchmark_serving's --num-prompts; with the
           clients it gives the requests each client sent, and so the share of them in the first
           wave, which arrives at once: queueing.wave_share. Empty: the harness default of ten a
-          client, queueing.BENCHMARK_WAVES), `notes`.
+          client, queueing.BENCHMARK_WAVES), `batcher_window_ms` and `prefill_group` (kind rate,
+          aggregated, one of them a row: how the run's prompts reached a replica when not one by
+          one. A harness that gathers the whole system's requests for the window and sends them
+          to one replica at once, the replicas in turn (AMD's MLPerf v4.1 harness,
+          --enable-batcher with --batcher-threshold); an engine that prefills only once the
+          count of prompts wait (AMD's MLPerf v5.0 scheduler). queueing.prompt_groups: the wait
+          and the group's prefill add to the row's TTFT), `notes`.
           Cells are read strictly: a number column holding text, a non-positive or infinite
           figure, or a layout size that is not a whole number >= 1 skips the row with the column
           and the value named. Empty, nan, NA, n/a, null, none and - are gaps (not measured); 0 in
@@ -831,6 +838,8 @@ class MeasuredRow:
     throughput_basis: str = ""  # "samples_per_s" when output_tokens_per_s is completed requests/s x output tokens a request (the source gives requests/s only); "" = given
     rate_basis: str = ""  # where request_rate_rps came from when the source gives none: "samples_per_s", or "output_tokens_per_s" (over the dataset's mean output); "" = given
     num_prompts: float | None = None  # requests the closed loop sent (per replica), when the source gives them: with the clients, the requests each sent
+    batcher_window_ms: float | None = None  # kind rate: the harness gathers the system's requests this long, then sends them to one replica (queueing.prompt_groups)
+    prefill_group: int | None = None  # kind rate: the engine prefills only once this many prompts wait (queueing.prompt_groups)
     ttft_left_out: str = ""  # why the source's mean TTFT is not scored (resolve; it and the throughput it implies are then None)
 
     @property
@@ -911,6 +920,7 @@ _ROW_COLUMNS = (
     "gemm_quant_mode", "moe_quant_mode", "kv_dtype", "mode", "kind", "dataset", "isl", "osl", "batch_size",
     "concurrency", "request_rate_rps", "replicas", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size",
     "moe_ep_size", "max_num_batched_tokens", "max_num_seqs", "max_model_len", "in_process", "num_prompts",
+    "batcher_window_ms", "prefill_group",
     "output_tokens_per_s", "samples_per_s", "ttft_p99_ms", "tpot_p99_ms", *_TTFT, *_TPOT, "notes",
 )  # fmt: skip
 _WORKER_COLUMNS = ("num_workers", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "batch_size")
@@ -962,14 +972,38 @@ KIND_ALIASES = {"server": "rate", "interactive": "rate", "singlestream": "concur
 # when it completes: a closed loop of one client on one replica. (A kind cell is read in lower case
 # without separators: Single-Stream, single_stream.)
 SINGLE_STREAM = "singlestream"
-IN_PROCESS_KINDS = ("batch", "offline")  # what a benchmark without a server can measure: requests sent at once
+# what a benchmark without a server can measure: requests sent at once, or sent at a rate by a load
+# generator in the same process (MLPerf's LoadGen harnesses: AMD's drives vLLM's engine through
+# queues, queue_llm.py / harness_llm, with no HTTP front end)
+IN_PROCESS_KINDS = ("batch", "offline", "rate")
 
 
 def in_process_conflict(kind: str) -> str | None:
     """Why a row of `kind` cannot be in-process (None if it can): both readers' message."""
     if kind in IN_PROCESS_KINDS:
         return None
-    return f"an in-process benchmark sends its requests at once (kind {' or '.join(IN_PROCESS_KINDS)}), not kind {kind}"
+    return f"an in-process benchmark sends its requests at once (kind batch or offline) or at a rate from its own load generator (kind rate), not kind {kind}"
+
+
+MAX_PREFILL_GROUP = 256  # queueing.prompt_groups sums a group's arrivals term by term (_POISSON_TERMS)
+
+
+def _grouping_conflict(kind: str, mode: str, window_ms: float | None, group: int | None) -> str | None:
+    """Why a row cannot carry a prompt-grouping rule (batcher_window_ms, prefill_group; None if it
+    can): both readers' message. They describe how an open loop's prompts reach an aggregated
+    replica (queueing.prompt_groups): one rule a row."""
+    if window_ms is None and group is None:
+        return None
+    col = "batcher_window_ms" if window_ms is not None else "prefill_group"
+    if group is not None and group > MAX_PREFILL_GROUP:
+        return f"prefill_group: expected a whole number from 1 to {MAX_PREFILL_GROUP}, got {group}"
+    if window_ms is not None and group is not None:
+        return "batcher_window_ms and prefill_group: one grouping rule a row (a harness window or an engine count), not both"
+    if kind != "rate":
+        return f"{col}: read on kind rate only (how an open loop's prompts reach a replica), not on kind {kind}"
+    if mode != "agg":
+        return f"{col}: read on aggregated rows only, not on mode {mode}"
+    return None
 
 
 class _Cells:
@@ -1188,6 +1222,11 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         cells.bad(f"num_prompts: {prompts:g} requests for {conc:g} clients (at least one a client expected)")
     if in_process and in_process_conflict(kind):
         cells.bad(f"in_process: {in_process_conflict(kind)}")
+    window = cells.number("batcher_window_ms")
+    group = cells.whole("prefill_group", 0, zero_unset=False) or None
+    grouping = _grouping_conflict(kind, mode, window, group)
+    if grouping:
+        cells.bad(grouping)
 
     prefill = decode = None
     if mode == "disagg":
@@ -1231,6 +1270,8 @@ def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: 
         scenario=scenario,
         in_process=in_process,
         num_prompts=per(prompts),
+        batcher_window_ms=window,
+        prefill_group=group,
         rate_basis=rate_basis,
         throughput_basis=throughput_basis,
         moe_quant_mode=get("moe_quant_mode").lower(),
@@ -1278,6 +1319,8 @@ _PUBLISHED_KEYS = (
     "engine_version",
     "max_num_seqs",
     "in_process",
+    "batcher_window_ms",
+    "prefill_group",
 )
 
 
@@ -1305,6 +1348,11 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
         in_process = f.boolean("in_process", False)
         if in_process and in_process_conflict(kind):
             raise FieldValueError(f"{label}: rows[{i}].in_process: {in_process_conflict(kind)}")
+        window = f.number("batcher_window_ms", None, gt=0)
+        group = f.integer("prefill_group", None, ge=1)
+        grouping = _grouping_conflict(kind, "agg", window, group)
+        if grouping:
+            raise FieldValueError(f"{label}: rows[{i}].{grouping}")
         out.append(
             MeasuredRow(
                 row_id=f.string("id"),
@@ -1336,6 +1384,8 @@ def read_published(path: Path | str) -> list[MeasuredRow]:
                 max_num_seqs=f.integer("max_num_seqs", None, ge=1),
                 scenario=given_kind if given_kind in ("server", "interactive") else "",
                 in_process=in_process,
+                batcher_window_ms=window,
+                prefill_group=group,
             )
         )
     return out

@@ -1842,6 +1842,121 @@ def closed_loop(
     )
 
 
+@dataclass(frozen=True)
+class PromptGroups:
+    """What releasing prompts to a replica in groups adds to an open loop's TTFT (prompt_groups),
+    per row: `size` the prompts of a group, `fill_s` / `fill_p99_s` the mean and p99 of a
+    request's wait for its group to leave, `prefill_s` the mean prefill of the group's other
+    prompts a request waits for beside its own, `prefill_spread_s` that prefill's p99 excess
+    over its mean (the group's size varies under a window rule, not under a count rule)."""
+
+    size: np.ndarray
+    fill_s: np.ndarray
+    fill_p99_s: np.ndarray
+    prefill_s: np.ndarray
+    prefill_spread_s: np.ndarray
+
+    @property
+    def mean_s(self) -> np.ndarray:
+        """Mean TTFT added: the wait to leave, and the group's prefill."""
+        return self.fill_s + self.prefill_s
+
+    def p99_s(self, base_mean_s: np.ndarray, base_p99_s: np.ndarray) -> np.ndarray:
+        """The p99 TTFT of a grouped open loop whose ungrouped mean and p99 are given: the means
+        add, and the parts' excesses of p99 over mean add in quadrature (independent parts, a
+        normal approximation: the sum of their p99s would put every part at its own tail at once)."""
+        spread = np.sqrt(np.maximum(base_p99_s - base_mean_s, 0.0) ** 2 + (self.fill_p99_s - self.fill_s) ** 2 + self.prefill_spread_s**2)
+        return base_mean_s + self.mean_s + spread
+
+
+_Z99 = NormalDist().inv_cdf(0.99)
+
+
+def _group_fill_p99_s(group: np.ndarray, rate: np.ndarray, q: float = 0.99) -> np.ndarray:
+    """The q-quantile of a request's wait for its group of `group` prompts to fill, arrivals
+    Poisson at `rate`: the j-th of a group waits for the group - j arrivals after it, Gamma(group
+    - j, rate), each member equally likely, so P(wait > x) = mean over n = 0 .. group - 1 of
+    P(Poisson(rate x) <= n - 1); bisected on x."""
+    g = np.maximum(np.round(np.asarray(group, dtype=float)), 1.0)
+    lam = np.maximum(np.asarray(rate, dtype=float), 1e-12)
+    n_max = int(min(g.max(initial=1.0), _POISSON_TERMS))
+
+    def survival(x: np.ndarray) -> np.ndarray:
+        n = np.arange(n_max)[None, :]  # members' arrivals still to come
+        tail = np.where(n >= 1, _poisson_cdf(np.broadcast_to(n - 1.0, (x.size, n_max)), (lam * x)[:, None]), 0.0)
+        return np.where(n < g[:, None], tail, 0.0).sum(axis=1) / g
+
+    lo = np.zeros_like(lam)
+    hi = (g + 10.0 * np.sqrt(g)) / lam
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        over = survival(mid) > 1.0 - q
+        lo = np.where(over, mid, lo)
+        hi = np.where(over, hi, mid)
+    return np.where(g > 1, 0.5 * (lo + hi), 0.0)
+
+
+def prompt_groups(
+    step: StepModel,
+    rate_rps: np.ndarray,
+    replicas: np.ndarray,
+    lengths: RowLengths,
+    budget: np.ndarray,
+    window_s: np.ndarray,
+    group: np.ndarray,
+) -> PromptGroups:
+    """Open-loop rows whose prompts reach a replica's prefill in groups, not one by one (rows with
+    neither rule get zeros). Two rules a measurement can state:
+
+    - a harness window (`window_s` > 0): the harness gathers the requests of the whole system
+      (`rate_rps` per replica x `replicas`) for `window_s`, then sends them to one replica at once,
+      the replicas in turn (AMD's MLPerf v4.1 vLLM harness, --enable-batcher: sync_sut.py's
+      batch_samples_loop sends what arrived once --batcher-threshold, 0.3 s by default, has passed
+      since the last send, to next_device_id's next replica: mlcommons/inference_results_v4.1
+      @198fc467 closed/AMD/code/llama2-70b-99.9/VllmFp8). A request waits half a window on average
+      (the whole one at most), and a group holds rate x replicas x window requests, Poisson;
+    - an engine count (`group` > 1): the engine prefills only once `group` prompts wait, so the j-th
+      of a group waits for the group - j after it, (group - 1) / (2 rate) on average.
+
+    A group reaches the engine at once and its prompts are prefilled together: in one step where
+    its tokens fit the step budget, so each waits for the whole group's prefill, (size - 1) x E[I]
+    x c beside its own (c: the replica seconds per prompt token, perf.StepModel.prefill_per_token_s);
+    else in k = ceil(size E[I] / budget) steps, each prompt's first token at the end of its step
+    (batch_wave's rule, (k + max(1, k / size)) / 2 steps). The queue behind earlier groups is the
+    open loop's own M/G/1 wait: a group of K prompts every K / rate seconds with K prompts' work has
+    the same Kingman wait as single Poisson prompts (c_a^2 = 1 / K for a count rule, the work's
+    c_s^2 / K)."""
+    L = lengths
+    lam = np.maximum(np.asarray(rate_rps, dtype=float), 1e-12)
+    window = np.maximum(np.nan_to_num(np.asarray(window_s, dtype=float)), 0.0)
+    count = np.maximum(np.nan_to_num(np.asarray(group, dtype=float)), 1.0)
+    per_window = lam * np.asarray(replicas, dtype=float) * window  # requests a window gathers
+    windowed = window > 0
+    size = np.where(windowed, np.maximum(per_window, 1.0), count)
+    # a window that gathers less than one request on average mostly sends a lone request as it
+    # arrives (the window has passed since the last send): the wait in proportion
+    busy = np.minimum(per_window, 1.0)
+    fill = np.where(windowed, 0.5 * window * busy, (count - 1.0) / (2.0 * lam))
+    fill_p99 = np.where(windowed, 0.99 * window * busy, _group_fill_p99_s(count, lam))
+    per_prompt = L.isl * step.prefill_per_token_s(L.isl_attn)
+    tokens = size * L.isl
+    b = np.maximum(np.asarray(budget, dtype=float), 1.0)
+    k = np.ceil(tokens / b)
+    steps = (k + np.maximum(1.0, k / size)) / 2  # the mean steps to a prompt's first token
+    prefill = np.maximum(steps * np.minimum(b, tokens) / np.maximum(L.isl, 1.0) - 1.0, 0.0) * per_prompt
+    share = np.where(k <= 1, 1.0, 0.5)  # the prompts of its group a request waits for
+    spread = np.where(windowed, _Z99 * np.sqrt(size) * share * per_prompt, 0.0)
+    grouped = windowed | (count > 1)
+    z = np.zeros_like(lam)
+    return PromptGroups(
+        size=np.where(grouped, size, 1.0),
+        fill_s=np.where(grouped, fill, z),
+        fill_p99_s=np.where(grouped, fill_p99, z),
+        prefill_s=np.where(grouped, prefill, z),
+        prefill_spread_s=np.where(grouped, spread, z),
+    )
+
+
 def open_loop_step_s(step: StepModel, decoding: np.ndarray, budget: np.ndarray, lengths: RowLengths, decode_tokens: np.ndarray | float | None = None) -> np.ndarray:
     """The step time (TPOT) of the open loop's steady state with `decoding` sequences in decode
     and a prompt prefilled for each one that finishes: what open_loop predicts at that population,

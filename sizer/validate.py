@@ -4,7 +4,8 @@ For every row the model predicts what the row measured, under the benchmark the 
 (sizer/measurements.py `kind`):
 
     concurrency   queueing.closed_loop: N clients, fixed isl/osl, ten waves of N (the harness's)
-    rate          queueing.open_loop: Poisson arrivals at the measured rate
+    rate          queueing.open_loop: Poisson arrivals at the measured rate (plus, where the row
+                  says its prompts reached the replica in groups, queueing.prompt_groups)
     offline       queueing.offline: every request queued at once, throughput only
     batch         queueing.batch_wave: one wave of N requests sent at once
     disagg        prefill and decode on separate workers: TPOT from the decode workers' closed loop
@@ -37,7 +38,7 @@ from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve, split_roles
 from .perf import StepModel, build_step_model, stage_shape
-from .queueing import BENCHMARK_WAVES, ContextHold, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s, wave_share
+from .queueing import BENCHMARK_WAVES, ContextHold, PromptGroups, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s, prompt_groups, wave_share
 from .tables import Column, text_table
 from .tables import to_json as tables_to_json
 from .units import GIB
@@ -75,6 +76,11 @@ class Setup:
     # requests each client of a concurrency row sent (the harness's waves of N; the first arrives at
     # once): queueing.BENCHMARK_WAVES unless measurements.harness_flags knows the row's own
     requests_per_client: np.ndarray
+    # how a rate row's prompts reached its replica when not one by one (queueing.prompt_groups): the
+    # harness window (seconds, 0: none) over the system's `replicas`, or the engine's count (1: none)
+    replicas: np.ndarray
+    batcher_window_s: np.ndarray
+    prefill_group: np.ndarray
 
     @property
     def size(self) -> int:
@@ -265,7 +271,18 @@ def build_setup(resolved: list[Resolved], efficiency: EfficiencyTable | None = N
         hold=row_hold(resolved),
         front_end=f(front),
         requests_per_client=f(waves),
+        replicas=f([res.row.replicas for res in resolved]),
+        batcher_window_s=f([(res.row.batcher_window_ms or 0.0) / 1000.0 for res in resolved]),
+        prefill_group=f([res.row.prefill_group or 1 for res in resolved]),
     )
+
+
+def row_groups(setup: Setup, idx: np.ndarray, step: StepModel, rate_rps: np.ndarray) -> PromptGroups:
+    """queueing.prompt_groups for rows `idx` of `setup` under `step` (the rows' own), at `rate_rps`
+    per replica (the measured rate, or the model's edge for a bound run)."""
+    idx = np.asarray(idx, dtype=int)
+    lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
+    return prompt_groups(step, rate_rps, setup.replicas[idx], lengths, setup.budget[idx], setup.batcher_window_s[idx], setup.prefill_group[idx])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -305,6 +322,7 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
                 out = closed_loop(s, setup.concurrency[idx], isl, osl, cap, bud, lengths=L, hold=None if setup.hold is None else setup.hold.take(idx), requests_per_client=setup.requests_per_client[idx])
             elif kind == 1:
                 out = open_loop(s, setup.rate_rps[idx], isl, osl, bud, lengths=L)
+                out = replace(out, ttft_s=out.ttft_s + row_groups(setup, idx, s, setup.rate_rps[idx]).mean_s)
             elif kind == 2:
                 out = offline(s, isl, osl, cap, bud, lengths=L)
             else:
@@ -427,7 +445,7 @@ def bound_latencies_s(setup: Setup, bounded: dict[int, float]) -> dict[int, tupl
     lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
     step = setup.step.take(idx)
     out = open_loop(step, rate, setup.isl[idx], setup.osl[idx], setup.budget[idx], lengths=lengths)
-    ttft = out.ttft_s - (1.0 - setup.front_end[idx]) * step.request_overhead_s
+    ttft = out.ttft_s + row_groups(setup, idx, step, rate).mean_s - (1.0 - setup.front_end[idx]) * step.request_overhead_s
     return {int(i): (float(a), float(b)) for i, a, b in zip(idx, ttft, out.tpot_s) if math.isfinite(a) and math.isfinite(b)}
 
 
@@ -447,7 +465,13 @@ def tail_latencies_s(setup: Setup, rates: dict[int, float]) -> dict[int, tuple[f
         demand, limits = row_checks(setup, i)
         step = setup.step.take(np.array([i]))
         point = evaluate_load(step, np.array([float(rate)]), demand, limits)
-        ttft = float(point.ttft_s["p99"][0]) - (1.0 - float(setup.front_end[i])) * float(step.request_overhead_s[0])
+        p99 = point.ttft_s["p99"]
+        groups = row_groups(setup, np.array([i]), step, np.array([float(rate)]))
+        if groups.mean_s[0] > 0 and np.isfinite(p99[0]):  # the grouped open loop's p99 (PromptGroups.p99_s)
+            lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(np.array([i]))
+            mean = open_loop(step, np.array([float(rate)]), setup.isl[[i]], setup.osl[[i]], setup.budget[[i]], lengths=lengths).ttft_s
+            p99 = groups.p99_s(mean, p99)
+        ttft = float(p99[0]) - (1.0 - float(setup.front_end[i])) * float(step.request_overhead_s[0])
         out[int(i)] = (ttft, float(point.tpot_s["p99"][0]))
     return out
 
@@ -566,6 +590,10 @@ class RowResult:
     # planner's percentiles; inf where it calls the rate saturated), where the row measured a p99
     predicted_ttft_p99_ms: float | None = None
     predicted_tpot_p99_ms: float | None = None
+    # A rate row whose prompts reached its replica in groups (batcher_window_ms, prefill_group): the
+    # part of its predicted mean TTFT the grouping adds (queueing.prompt_groups: the wait for the
+    # group to leave and its other prompts' prefill), at the rate that mean is predicted at
+    predicted_ttft_grouping_ms: float | None = None
 
     def measured(self, metric: str) -> float | None:
         return {"ttft": self.row.ttft_ms, "tpot": self.row.tpot_ms, "throughput": self.row.throughput_tokens_per_s}[metric]
@@ -689,6 +717,11 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
         logged = [i for i, res in enumerate(resolved) if res.row.kind == "rate" and (res.row.ttft_p99_ms or res.row.tpot_p99_ms)]
         tails = tail_latencies_s(setup, {i: bounded[i] if i in at_bound else float(setup.rate_rps[i]) for i in logged})
         copy_of = copies([res.row for res in resolved])
+        grouped = np.flatnonzero((setup.kind == 1) & ((setup.batcher_window_s > 0) | (setup.prefill_group > 1)))
+        grouping_s = {}
+        if grouped.size:
+            used = np.array([bounded[i] if i in at_bound else setup.rate_rps[i] for i in grouped])
+            grouping_s = dict(zip(grouped.tolist(), row_groups(setup, grouped, setup.step.take(grouped), used).mean_s))
         for i, res in enumerate(resolved):
             ttft_s, tpot_s = at_bound.get(i, (pred.ttft_s[i], pred.tpot_s[i]))
             ttft_below, tpot_below = below.get(i, (None, None))
@@ -715,6 +748,7 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
                     predicted_tpot_ms_below_edge=None if tpot_below is None else tpot_below * 1000,
                     predicted_ttft_p99_ms=None if ttft_p99 is None or not res.row.ttft_p99_ms else ttft_p99 * 1000,
                     predicted_tpot_p99_ms=None if tpot_p99 is None or not res.row.tpot_p99_ms else tpot_p99 * 1000,
+                    predicted_ttft_grouping_ms=float(grouping_s[i] * 1000) if i in grouping_s else None,
                 )
             )
     source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
@@ -1002,6 +1036,7 @@ def report_dict(report: Report) -> dict:
                 "measured_ttft_ms": _round(r.row.ttft_ms, 3),
                 "measured_ttft_left_out": r.row.ttft_left_out or None,
                 "predicted_ttft_ms": _round(r.predicted_ttft_ms, 3),
+                "predicted_ttft_grouping_ms": _round(_finite(r.predicted_ttft_grouping_ms), 3),
                 "measured_tpot_ms": _round(r.row.tpot_ms, 4),
                 "predicted_tpot_ms": _round(r.predicted_tpot_ms, 4),
                 "measured_tokens_per_s": _round(r.row.throughput_tokens_per_s, 2),

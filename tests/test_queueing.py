@@ -737,3 +737,67 @@ def test_an_overlap_scheduler_returns_the_first_token_one_step_late(catalog):
             assert extra == pytest.approx(c1.tpot_s[0], rel=0.05) and extra < 0.5 * prompt_step
         else:
             assert extra == pytest.approx(prompt_step, rel=0.1) and extra > 2 * c1.tpot_s[0]
+
+
+class _PerToken:
+    """A step model stand-in for prompt_groups, which reads only the replica seconds per prompt
+    token (perf.StepModel.prefill_per_token_s)."""
+
+    def __init__(self, seconds_per_token: float):
+        self.c = seconds_per_token
+
+    def prefill_per_token_s(self, mean_prompt_tokens):
+        return np.full(np.shape(mean_prompt_tokens), self.c)
+
+
+def test_prompt_groups_harness_window_worked_by_hand():
+    """AMD's MLPerf v4.1 harness (sync_sut.py batch_samples_loop, --batcher-threshold 0.3 s): eight
+    replicas at 9 req/s each, 72 a second for the system, so a 0.3 s window gathers 21.6 requests
+    and sends them to one replica. A request waits 0.15 s on average for its window to close
+    (0.297 s at p99: uniform over the window). 200-token prompts at 0.1 ms a token, 20 ms each,
+    fit one step of a 65,536-token budget: each waits for the other 20.6 prompts' prefill, 0.412 s.
+    The group's size is Poisson(21.6): its p99 excess, z99 x sqrt(21.6) prompts, is 0.2162 s."""
+    from sizer.queueing import RowLengths, prompt_groups
+
+    L = RowLengths.fixed(np.array([200.0]), np.array([300.0]))
+    g = prompt_groups(_PerToken(1e-4), np.array([9.0]), np.array([8.0]), L, np.array([65536.0]), np.array([0.3]), np.array([1.0]))
+    assert g.size[0] == pytest.approx(21.6)
+    assert g.fill_s[0] == pytest.approx(0.15)
+    assert g.fill_p99_s[0] == pytest.approx(0.297)
+    assert g.prefill_s[0] == pytest.approx(20.6 * 0.02)
+    assert g.prefill_spread_s[0] == pytest.approx(2.3263479 * math.sqrt(21.6) * 0.02, rel=1e-6)
+    assert g.mean_s[0] == pytest.approx(0.562)
+    # p99: base mean 0.3 s and p99 0.7 s; excesses 0.4, 0.147, 0.2162 in quadrature
+    spread = math.sqrt(0.4**2 + 0.147**2 + (2.3263479 * math.sqrt(21.6) * 0.02) ** 2)
+    assert g.p99_s(np.array([0.3]), np.array([0.7]))[0] == pytest.approx(0.3 + 0.562 + spread, rel=1e-6)
+    # a window that gathers 0.5 requests on average mostly sends each as it comes: half the wait
+    g = prompt_groups(_PerToken(1e-4), np.array([0.5 / 2.4]), np.array([8.0]), L, np.array([65536.0]), np.array([0.3]), np.array([1.0]))
+    assert g.size[0] == 1.0 and g.fill_s[0] == pytest.approx(0.075) and g.prefill_s[0] == 0.0
+
+
+def test_prompt_groups_engine_count_worked_by_hand():
+    """An engine that prefills once 13 prompts wait (AMD's MLPerf v5.0 vLLM scheduler,
+    VLLM_LLAMA2_MLPERF_MIN_REQUIRE_PREFILL_QUERY 13), at 13 req/s: the j-th of a group waits for the
+    13 - j after it, 12 / (2 x 13) = 0.4615 s on average. 13 prompts of 200 tokens in steps of 1,000
+    tokens take k = 3 steps; batch_wave's rule puts a prompt's first token (3 + 1) / 2 = 2 steps in,
+    2,000 tokens: the other prompts' share is 9 prompts' prefill. The fill's p99 is checked against
+    the mixture by hand for a group of two (one waits Exp(rate), one not: P(wait > x) = e^-x / 2 at
+    rate 1, 0.01 at x = ln 50) and against a simulation of groups of 13."""
+    from sizer.queueing import RowLengths, prompt_groups
+
+    L = RowLengths.fixed(np.array([200.0]), np.array([300.0]))
+    g = prompt_groups(_PerToken(1e-4), np.array([13.0]), np.array([8.0]), L, np.array([1000.0]), np.array([0.0]), np.array([13.0]))
+    assert g.size[0] == 13.0
+    assert g.fill_s[0] == pytest.approx(12 / 26)
+    assert g.prefill_s[0] == pytest.approx(9 * 0.02)
+    assert g.prefill_spread_s[0] == 0.0  # a count rule's groups are all of 13
+    two = prompt_groups(_PerToken(1e-4), np.array([1.0]), np.array([1.0]), L, np.array([65536.0]), np.array([0.0]), np.array([2.0]))
+    assert two.fill_p99_s[0] == pytest.approx(math.log(50.0), rel=1e-9)
+    assert two.prefill_s[0] == pytest.approx(0.02)  # one step: the other prompt's prefill
+    rng = np.random.default_rng(7)
+    gaps = rng.exponential(1 / 13.0, size=(200_000, 12))
+    waits = np.concatenate([gaps[:, j:].sum(axis=1) for j in range(12)] + [np.zeros(200_000)])
+    assert g.fill_p99_s[0] == pytest.approx(np.quantile(waits, 0.99), rel=0.01)
+    # no rule: nothing added
+    none = prompt_groups(_PerToken(1e-4), np.array([13.0]), np.array([8.0]), L, np.array([1000.0]), np.array([0.0]), np.array([1.0]))
+    assert none.mean_s[0] == 0.0 and none.fill_p99_s[0] == 0.0 and none.size[0] == 1.0
