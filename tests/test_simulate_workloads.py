@@ -43,7 +43,10 @@ in the README, held to the figure measured when it was stated, so that it cannot
                             before, -24.8 to -25.7 % under the fits before it): prompts to 30k tokens
                             at p99 prefilled over seconds; the p99 rests on about 100 requests
                             whose wait is set by a few of the longest prompts. The analytic side
-                            is the pessimistic one.
+                            is the pessimistic one. Its TPOT p99, -15.0 % (74.6 ms analytic, 63.4 ms
+                            simulated; seeds 1, 2, 3: -6.7, +26.4, -4.6 %) under the refit that read
+                            AMD's MLPerf harnesses (2026-12-05; -13.1 % under the one before), is
+                            stated at 16 %: the pessimistic side too, and the seeds spread both ways.
 """
 
 from __future__ import annotations
@@ -59,16 +62,17 @@ from .conftest import WORKLOADS
 STATED_GAPS = {
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.55},
     ("limited-llama-3.1-70b", "H100-SXM"): {"ttft_p99": 0.20},
-    ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26},
+    ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.26, "tpot_p99": 0.16},
 }
 SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99's seed-to-seed spread
 # (workload, device): a wider allowance where a replica's p99 rests on a rare event and its seeds
 # spread further, stated with the seeds' figures so that it cannot grow unnoticed
 STATED_SLO_NOISE = {
     # daily's L40S at 5.57 req/s, its launch line's cap of 72 sequences (the pool profiled at that
-    # cap, 2026-12-05): TTFT p99 0.987, 1.026, 0.844 and 1.309 s on seeds 1, 2, 3 and 7 against its
-    # 1 s bound and the analytic 0.918 s under the fit that took the attention-DP factor off a lone
-    # prompt (0.993, 1.012, 0.845 and 1.316 s against 0.919 s under the fit that put a wave's first
+    # cap, 2026-12-05): TTFT p99 0.984, 1.010, 0.839 and 1.311 s on seeds 1, 2, 3 and 7 against its
+    # 1 s bound and the analytic 0.908 s under the fit that read AMD's MLPerf harnesses (0.987,
+    # 1.026, 0.844 and 1.309 s against 0.918 s under the fit that took the attention-DP factor off a
+    # lone prompt; 0.993, 1.012, 0.845 and 1.316 s against 0.919 s under the fit that put a wave's first
     # tokens at the end of their prompts' steps; 0.904, 0.914, 0.785 and 1.086 s against 0.839 s under the fit that read
     # InferenceX's requests per client; 0.905, 0.928, 0.789 and 1.088 s against 0.843 s under the fit that added Qwen3.5's rows; 0.976, 0.996, 0.830
     # and 1.255 s against 0.906 s under the fit before; 0.967, 0.960, 0.808 and 1.200 s against 0.891 s under the
@@ -77,7 +81,7 @@ STATED_SLO_NOISE = {
     # before: 1.030, 1.061, 0.855 and 1.472 s against 0.954 s; 1.280-1.452 s on seed 7 under the
     # fits of 2026-12-03 and -04); the wait for a slot at the launch line's cap (reached about 1 %
     # of the time) is what the p99 rests on (benchmarks/simulate_agreement.py --seeds 1 2 3 7). The
-    # plan misses its bound on seed 7 by 30.9 % (31.6 %, 8.6 %, 8.8 %, 25.5 %, 20.0 %, 26.9 % and 47.2 % before, 28.0-45.2 %
+    # plan misses its bound on seed 7 by 31.1 % (30.9 %, 31.6 %, 8.6 %, 8.8 %, 25.5 %, 20.0 %, 26.9 % and 47.2 % before, 28.0-45.2 %
     # under earlier fits): the README says so and points at the 0.9 plan.
     ("daily-llama-3.1-8b-aws", "L40S"): 0.48,
 }
