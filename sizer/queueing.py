@@ -1865,7 +1865,8 @@ class PromptGroups:
         """The p99 TTFT of a grouped open loop whose ungrouped mean and p99 are given: the means
         add, and the parts' excesses of p99 over mean add in quadrature (independent parts, a
         normal approximation: the sum of their p99s would put every part at its own tail at once)."""
-        spread = np.sqrt(np.maximum(base_p99_s - base_mean_s, 0.0) ** 2 + (self.fill_p99_s - self.fill_s) ** 2 + self.prefill_spread_s**2)
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = np.hypot(np.hypot(np.maximum(base_p99_s - base_mean_s, 0.0), self.fill_p99_s - self.fill_s), self.prefill_spread_s)
         return base_mean_s + self.mean_s + spread
 
 
@@ -1930,7 +1931,8 @@ def prompt_groups(
     lam = np.maximum(np.asarray(rate_rps, dtype=float), 1e-12)
     window = np.maximum(np.nan_to_num(np.asarray(window_s, dtype=float)), 0.0)
     count = np.maximum(np.nan_to_num(np.asarray(group, dtype=float)), 1.0)
-    per_window = lam * np.asarray(replicas, dtype=float) * window  # requests a window gathers
+    with np.errstate(over="ignore"):
+        per_window = lam * np.asarray(replicas, dtype=float) * window  # requests a window gathers
     windowed = window > 0
     size = np.where(windowed, np.maximum(per_window, 1.0), count)
     # a window that gathers less than one request on average mostly sends a lone request as it
@@ -1939,13 +1941,18 @@ def prompt_groups(
     fill = np.where(windowed, 0.5 * window * busy, (count - 1.0) / (2.0 * lam))
     fill_p99 = np.where(windowed, 0.99 * window * busy, _group_fill_p99_s(count, lam))
     per_prompt = L.isl * step.prefill_per_token_s(L.isl_attn)
-    tokens = size * L.isl
     b = np.maximum(np.asarray(budget, dtype=float), 1.0)
-    k = np.ceil(tokens / b)
-    steps = (k + np.maximum(1.0, k / size)) / 2  # the mean steps to a prompt's first token
-    prefill = np.maximum(steps * np.minimum(b, tokens) / np.maximum(L.isl, 1.0) - 1.0, 0.0) * per_prompt
-    share = np.where(k <= 1, 1.0, 0.5)  # the prompts of its group a request waits for
-    spread = np.where(windowed, _Z99 * np.sqrt(size) * share * per_prompt, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        tokens = size * L.isl
+        k = np.ceil(tokens / b)
+        steps = (k + np.maximum(1.0, k / size)) / 2  # the mean steps to a prompt's first token
+        prefill = np.maximum(steps * np.minimum(b, tokens) / np.maximum(L.isl, 1.0) - 1.0, 0.0) * per_prompt
+        share = np.where(k <= 1, 1.0, 0.5)  # the prompts of its group a request waits for
+        # a window's group is Poisson(per_window): its p99 excess over the mean, z99 x sqrt(mean)
+        spread = np.where(windowed, _Z99 * np.sqrt(per_window) * share * per_prompt, 0.0)
+    # a group too large to count (an overflowing window x rate) takes for ever, not nan
+    prefill = np.where(np.isfinite(size), prefill, np.inf)
+    spread = np.where(np.isfinite(size), spread, np.inf)
     grouped = windowed | (count > 1)
     z = np.zeros_like(lam)
     return PromptGroups(
