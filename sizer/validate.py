@@ -86,6 +86,12 @@ class Setup:
     def size(self) -> int:
         return len(self.resolved)
 
+    def lengths_of(self, idx: np.ndarray | None = None) -> RowLengths:
+        """The length moments of rows `idx` (every row when None): the rows' own (a dataset's
+        distribution, or fixed isl/osl), else fixed isl/osl."""
+        lengths = self.lengths if self.lengths is not None else RowLengths.fixed(self.isl, self.osl)
+        return lengths if idx is None else lengths.take(np.asarray(idx, dtype=int))
+
 
 _KINDS = {"concurrency": 0, "rate": 1, "offline": 2, "batch": 4}
 
@@ -281,7 +287,7 @@ def row_groups(setup: Setup, idx: np.ndarray, step: StepModel, rate_rps: np.ndar
     """queueing.prompt_groups for rows `idx` of `setup` under `step` (the rows' own), at `rate_rps`
     per replica (the measured rate, or the model's edge for a bound run)."""
     idx = np.asarray(idx, dtype=int)
-    lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
+    lengths = setup.lengths_of(idx)
     return prompt_groups(step, rate_rps, setup.replicas[idx], lengths, setup.budget[idx], setup.batcher_window_s[idx], setup.prefill_group[idx])
 
 
@@ -303,7 +309,7 @@ def predict(setup: Setup, step: StepModel | None = None, prefill_step: StepModel
     tpot = np.full(n, np.nan)
     thr = np.full(n, np.nan)
 
-    lengths = setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)
+    lengths = setup.lengths_of()
     dist = lengths.points.shape[1] > 1
     for kind in (0, 1, 2, 4):
         rows = np.flatnonzero(setup.kind == kind)
@@ -442,7 +448,7 @@ def bound_latencies_s(setup: Setup, bounded: dict[int, float]) -> dict[int, tupl
     if not idx.size:
         return {}
     rate = np.array([bounded[i] for i in idx])
-    lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
+    lengths = setup.lengths_of(idx)
     step = setup.step.take(idx)
     out = open_loop(step, rate, setup.isl[idx], setup.osl[idx], setup.budget[idx], lengths=lengths)
     ttft = out.ttft_s + row_groups(setup, idx, step, rate).mean_s - (1.0 - setup.front_end[idx]) * step.request_overhead_s
@@ -468,7 +474,7 @@ def tail_latencies_s(setup: Setup, rates: dict[int, float]) -> dict[int, tuple[f
         p99 = point.ttft_s["p99"]
         groups = row_groups(setup, np.array([i]), step, np.array([float(rate)]))
         if groups.mean_s[0] > 0 and np.isfinite(p99[0]):  # the grouped open loop's p99 (PromptGroups.p99_s)
-            lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(np.array([i]))
+            lengths = setup.lengths_of(np.array([i]))
             mean = open_loop(step, np.array([float(rate)]), setup.isl[[i]], setup.osl[[i]], setup.budget[[i]], lengths=lengths).ttft_s
             p99 = groups.p99_s(mean, p99)
         ttft = float(p99[0]) - (1.0 - float(setup.front_end[i])) * float(step.request_overhead_s[0])
@@ -482,7 +488,7 @@ def measured_batch_step_s(setup: Setup, idx: np.ndarray, step: StepModel | None 
     calibration passes the factors it is trying): what rate_row_steps_s reports and what the fit
     compares a rate row's TPOT with."""
     idx = np.asarray(idx, dtype=int)
-    lengths = (setup.lengths if setup.lengths is not None else RowLengths.fixed(setup.isl, setup.osl)).take(idx)
+    lengths = setup.lengths_of(idx)
     tpot_s = np.array([setup.resolved[i].row.tpot_ms / 1000.0 for i in idx])
     decoding = setup.rate_rps[idx] * np.maximum(lengths.osl - 1, 1.0) * tpot_s
     return open_loop_step_s((step if step is not None else setup.step).take(idx), decoding, setup.budget[idx], lengths)
