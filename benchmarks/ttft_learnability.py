@@ -26,14 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sizer import queueing as Q  # noqa: E402
 from sizer import validate as V  # noqa: E402
 from sizer.catalog import load_catalog  # noqa: E402
-from sizer.measurements import Resolved, copies, resolve, shipped_rows, split_roles  # noqa: E402
+from sizer.measurements import Resolved, copies, resolve, shipped_split  # noqa: E402
 
 
 def features() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(features, log error, is a fit row) of every aggregated closed-loop row with a TTFT."""
     cat = load_catalog()
-    rows = shipped_rows(cat.root / "measurements")
-    roles = split_roles(rows)
+    rows, roles = shipped_split(cat)
     res = [r for r in (resolve(x, cat) for x in rows) if isinstance(r, Resolved) and r.row.mode == "agg" and r.row.kind == "concurrency" and r.row.ttft_ms]
     res, _ = V.roofline_check(res)
     repeated = copies([r.row for r in res])

@@ -39,7 +39,7 @@ import numpy as np
 import yaml
 
 from .efficiency import COUNTS, FACTORS, FRACTIONS, TIMES, _TIME_KEYS, EfficiencyTable, Factors, architecture_of, version_label
-from .measurements import Resolved, copies, resolve, shipped_rows, split_roles
+from .measurements import Resolved, copies, resolve, shipped_split
 from .validate import Setup, build_setup, measured_batch_step_s, predict, roofline_check, ttft_floor_s
 
 # Which groupings may move each factor (beyond its global value).
@@ -762,8 +762,8 @@ def runs_of(rows, catalog, roles: dict[str, str]) -> ShippedRuns:
 
 def shipped_runs(catalog) -> ShippedRuns:
     """The catalog's measurement table as calibrate_shipped fits it (ShippedRuns)."""
-    rows = shipped_rows(Path(catalog.root) / "measurements")
-    return runs_of(rows, catalog, split_roles(rows))
+    rows, roles = shipped_split(catalog)
+    return runs_of(rows, catalog, roles)
 
 
 def calibrate_shipped(

@@ -203,14 +203,13 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     """Predict the scoring rows (default: the shipped table's, split by split_roles) under the
     catalog's efficiency table and under its global factors alone; their log errors."""
     from .efficiency import efficiency_table
-    from .measurements import copies, shipped_rows, split_roles
+    from .measurements import copies, shipped_split
     from .validate import rate_row_steps_s, validate_rows
 
     table = efficiency if efficiency is not None else efficiency_table(catalog.root)
     if rows is None:
         mdir = Path(catalog.root) / "measurements"
-        rows = shipped_rows(mdir) if mdir.is_dir() else []
-        roles = split_roles(rows)
+        rows, roles = shipped_split(catalog, mdir) if mdir.is_dir() else ([], {})
     score = [r for r in rows if roles is None or roles.get(r.row_id) == "score"]
     repeated = copies(score)  # a run exported twice is one scoring figure, not two
     score = [r for r in score if r.row_id not in repeated]

@@ -841,6 +841,7 @@ class MeasuredRow:
     batcher_window_ms: float | None = None  # kind rate: the harness gathers the system's requests this long, then sends them to one replica (queueing.prompt_groups)
     prefill_group: int | None = None  # kind rate: the engine prefills only once this many prompts wait (queueing.prompt_groups)
     ttft_left_out: str = ""  # why the source's mean TTFT is not scored (resolve; it and the throughput it implies are then None)
+    layout_basis: str = ""  # how resolve read tp / attention_dp / moe_tp / moe_ep when not as recorded (EXPORT_LAYOUT_BASIS); "" = as recorded
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -1398,7 +1399,7 @@ def shipped_dir() -> Path:
 
 
 def shipped_rows(root: Path | None = None) -> list[MeasuredRow]:
-    """Every row of the shipped measurement table (catalogs/measurements/)."""
+    """Every row of the shipped measurement table (catalogs/measurements/), as recorded."""
     root = Path(root) if root is not None else shipped_dir()
     rows: list[MeasuredRow] = []
     for csv in sorted(root.glob("*.csv")):
@@ -1408,6 +1409,36 @@ def shipped_rows(root: Path | None = None) -> list[MeasuredRow]:
             continue
         rows.extend(read_published(yml))
     return rows
+
+
+def shipped_split(catalog: Catalog, root: Path | None = None) -> tuple[list[MeasuredRow], dict[str, str]]:
+    """The shipped table's rows (`root`, default the catalog's measurements/) with their layouts
+    read (read_layouts), and each row's role (split_roles over them)."""
+    rows = read_layouts(shipped_rows(root if root is not None else Path(catalog.root) / "measurements"), catalog)
+    return rows, split_roles(rows)
+
+
+def _catalog_gpu(system: str, catalog: Catalog) -> Gpu | None:
+    """The catalog's GPU a row's `system` names (SYSTEMS' aliases, or a device named inside a
+    system's name); None when none."""
+    try:
+        return catalog.gpu(SYSTEMS.get(system.lower(), system))
+    except SizerError:
+        return device_in_system_name(system, catalog)
+
+
+def read_layouts(rows: list[MeasuredRow], catalog: Catalog) -> list[MeasuredRow]:
+    """The rows with each layout read as its run had it where the source recorded another
+    (export_layout: aiconfigurator's export of InferenceX runs); the others unchanged. A row
+    whose system is not in the catalog stays as recorded (resolve skips it, saying so)."""
+    from dataclasses import replace as _replace
+
+    out = []
+    for row in rows:
+        gpu = _catalog_gpu(row.system, catalog)
+        read = None if gpu is None else export_layout(row, nvlink_domain(gpu))
+        out.append(row if read is None else _replace(row, tp=read[0], attention_dp=read[1], moe_tp=read[2], moe_ep=read[3], layout_basis=EXPORT_LAYOUT_BASIS))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1479,6 +1510,54 @@ def nvlink_domain(gpu: Gpu) -> int:
     """GPUs one NVLink domain joins: the node, or the rack for NVL72 systems (GB200/GB300),
     whose NVSwitch trays join 72 GPUs (gpus.yaml sources of gpus_per_node)."""
     return getattr(gpu, "nvlink_domain_gpus", None) or gpu.gpus_per_node
+
+
+# aiconfigurator's database export wrote some of InferenceX's layouts with the expert-parallel size
+# multiplied into the GPU count: the run InferenceX names tp8 ep8 (eight GPUs, the experts spread
+# over them) appears as tp_size 64 / moe_tp 8 / moe_ep 8, its attention-DP variant as
+# attention_dp_size 64, and vLLM's tp4 ep4 as attention_dp_size 4 / moe_ep 16. The same runs, figure
+# for figure, appear in the 2026-03-25 table as tp 8 / moe_tp 1 / moe_ep 8 (attention DP: 1 / 8 /
+# 1 / 8; vLLM: 4 / 1 / 1 / 4): of the 272 shipped rows export_layout reads, 33 have such a twin
+# (db-dump/2026-04-27 or source_file=2026-04-06.csv against source_file=2026-03-25.csv in
+# catalogs/measurements/aiconfigurator_silicon_sample.csv) and all 33 twins record the layout it
+# reads. Eight B200s cannot hold 64 GPUs' tensor parallelism, and InferenceX's configs of the day
+# name the runs the export's smaller layouts come from: `{ tp: 2, ep: 2, dp-attn: true }` for
+# gpt-oss-120b under TensorRT-LLM on B200 (recorded attention_dp 4 / moe_tp 2 / moe_ep 2) and
+# `{ tp: 2, ep: 2 }` for MiniMax-M2.5 FP8 under vLLM on B200 (recorded tp 2 / attention_dp 2 /
+# moe_ep 4), with no 4-GPU layout of either (.github/configs/nvidia-master.yaml @235b232d2,
+# 2026-04-07).
+EXPORT_LAYOUT_BASIS = "aiconfigurator export: GPUs x expert-parallel size"
+_INFERENCEX_TAG = re.compile(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_")
+
+
+def export_layout(row: "MeasuredRow", domain: int) -> tuple[int, int, int, int] | None:
+    """(tp, attention_dp, moe_tp, moe_ep) of the run an aggregated InferenceX row of aiconfigurator's
+    export measured, where its recorded layout is the export's GPUs x EP one (above); None where
+    the recorded layout stands. Read so only with evidence: the row's id names InferenceX's
+    layout (`_tp8_ep8_`) and the recorded GPUs are its tp x ep, or the recorded layout spans more
+    GPUs than the device's NVLink domain (`domain`) while the read one fits in it. The patterns:
+
+        tp X*Y, attention_dp 1,   moe_tp X, moe_ep Y      ->  tp X, attention_dp 1, moe_tp X/Y, moe_ep Y
+        tp 1,   attention_dp X*Y, moe_tp X, moe_ep Y      ->  tp 1, attention_dp X, moe_tp X/Y, moe_ep Y
+        tp X,   attention_dp Y,   moe_tp 1, moe_ep X*Y    ->  tp X, attention_dp 1, moe_tp X/Y, moe_ep Y"""
+    if row.layout_basis or row.mode != "agg" or row.pp != 1 or not INFERENCEX_SOURCE.search(row.source or ""):
+        return None  # read already, or not the export's
+    tp, dp, mt, me = row.tp, max(row.attention_dp, 1), row.moe_tp, row.moe_ep
+    if mt > 1 and me > 1 and tp * dp == mt * me and min(tp, dp) == 1:
+        gpus, ep, attention_dp = mt, me, dp > 1
+    elif mt == 1 and tp > 1 and dp > 1 and me == tp * dp:
+        gpus, ep, attention_dp = tp, dp, False
+    else:
+        return None
+    if gpus % ep or gpus > domain:
+        return None
+    tag = _INFERENCEX_TAG.search(row.row_id)
+    if tag:
+        if (int(tag[1]), int(tag[2])) != (gpus, ep):
+            return None
+    elif tp * dp <= domain:
+        return None  # a layout that fits the domain, with nothing naming another
+    return (1, gpus, gpus // ep, ep) if attention_dp else (gpus, 1, gpus // ep, ep)
 
 
 def _layout_reason(model: ModelArch, gpu: Gpu, lay: Layout, moe_tp: int, moe_ep: int) -> str | None:
@@ -1622,11 +1701,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     ratio = harness_flags(row).get("range_ratio")
     if ratio and not row.dataset:
         prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)
-    device = SYSTEMS.get(row.system.lower(), row.system)
-    try:
-        gpu = catalog.gpu(device)
-    except SizerError:
-        gpu = device_in_system_name(row.system, catalog)
+    gpu = _catalog_gpu(row.system, catalog)
     if gpu is None:
         return Skipped(row=row, reason=f"system {row.system!r} is not in the GPU catalog")
     wd = _weight_dtype(model, row.precision, gpu)
@@ -1685,6 +1760,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         )
     if row.mode != "agg":
         return Skipped(row=row, reason=f"mode {row.mode!r} not modelled (expected agg or disagg)")
+    row = read_layouts([row], catalog)[0]
     dp = max(row.attention_dp, 1)
     ep = row.moe_ep if model.is_moe and row.moe_ep > 1 else 1
     lay = Layout(tp=row.tp, pp=row.pp, dp=dp, ep=ep)
@@ -1747,7 +1823,9 @@ def split_roles(rows: list[MeasuredRow]) -> dict[str, str]:
     fitted under one label and scored under another. Within each stratum (model family, system,
     engine, of the group's first configuration in key order) the groups are ordered by a SHA-256
     hash of that configuration's key and alternate score, fit, score, ...: every stratum with any
-    group appears in scoring, and one with two or more also in fitting."""
+    group appears in scoring, and one with two or more also in fitting. Give it the rows with
+    their layouts read (read_layouts, shipped_split): a run whose source recorded another layout
+    is then one configuration with the runs of the layout it had, and one group with its twin."""
     parent: dict[str, str] = {}
 
     def find(c: str) -> str:

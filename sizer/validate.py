@@ -36,7 +36,7 @@ import numpy as np
 
 from .catalog import Catalog
 from .efficiency import EfficiencyTable, efficiency_table
-from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve, split_roles
+from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import BENCHMARK_WAVES, ContextHold, PromptGroups, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s, prompt_groups, wave_share
 from .tables import Column, text_table
@@ -769,10 +769,10 @@ def _layout_label(res: Resolved) -> str:
 
 def validate_shipped(catalog: Catalog, *, efficiency: EfficiencyTable | None = None) -> Report:
     """The shipped measurement table, split into fit and score rows."""
-    from .measurements import shipped_rows
+    from .measurements import shipped_split
 
-    rows = shipped_rows(catalog.root / "measurements")
-    report = validate_rows(rows, catalog, efficiency=efficiency, roles=split_roles(rows), label=str(catalog.root / "measurements"))
+    rows, roles = shipped_split(catalog)
+    report = validate_rows(rows, catalog, efficiency=efficiency, roles=roles, label=str(catalog.root / "measurements"))
     return report if efficiency is not None else with_coverage(report, catalog)
 
 
@@ -1033,6 +1033,7 @@ def report_dict(report: Report) -> dict:
                 "mode": r.row.mode,
                 "kind": r.row.kind,
                 "layout": r.layout,
+                "layout_from": r.row.layout_basis or None,
                 "dataset": r.row.dataset,
                 "isl": None if r.row.dataset else r.row.isl,
                 "osl": None if r.row.dataset else r.row.osl,

@@ -125,11 +125,10 @@ def test_written_table_reads_back_with_provenance(fitted, sample, tmp_path, name
 def test_the_shipped_table_was_fitted_on_fit_rows_only(catalog):
     """Provenance in the file: rows counted are the fit rows of the split, never the scoring rows,
     each run once (a row repeating another's run, measurements.copies, is not fitted twice)."""
-    from sizer.measurements import copies, split_roles
+    from sizer.measurements import copies, shipped_split
     from sizer.validate import roofline_check
 
-    rows = shipped_rows(catalog.root / "measurements")
-    roles = split_roles(rows)
+    rows, roles = shipped_split(catalog)
     resolved, _ = roofline_check([r for r in (resolve(x, catalog) for x in rows) if isinstance(r, Resolved)])
     repeated = copies([r.row for r in resolved])
     fit_rows = sum(1 for r in resolved if roles[r.row.row_id] == "fit" and r.row.row_id not in repeated)

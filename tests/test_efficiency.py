@@ -220,11 +220,10 @@ def test_shipped_mi350x_rows_are_split_and_predicted_within_their_band(catalog):
     refit of 2026-12-04 puts them at 10,952-10,985 (9-11 % high) on MI350X's own entries and at
     10,421-10,455 (4-6 % high) on AMD's vendor entries. Before any MI350X row was fitted (the fit
     of the same day without them) the vendor entries gave 10,465-10,499: the out-of-sample check."""
-    from sizer.measurements import shipped_rows, split_roles
+    from sizer.measurements import shipped_split
     from sizer.validate import validate_rows
 
-    everything = shipped_rows(catalog.root / "measurements")
-    roles = split_roles(everything)
+    everything, roles = shipped_split(catalog)
     rows = [r for r in everything if r.system.lower() == "mi350x"]
     assert len(rows) == 11 and {roles[r.row_id] for r in rows} == {"fit", "score"}
     table = efficiency_table(catalog.root)
@@ -255,11 +254,10 @@ def test_shipped_mi325x_has_its_own_offsets_and_falls_back_to_amds_not_nvidias(c
     within 20 % of each row. That check is not out of sample: the ridge shares a move between the
     vendor and the device level, and MI325X's rows are in this fit."""
     from sizer.evidence import global_table
-    from sizer.measurements import shipped_rows, split_roles
+    from sizer.measurements import shipped_split
     from sizer.validate import validate_rows
 
-    everything = shipped_rows(catalog.root / "measurements")
-    roles = split_roles(everything)
+    everything, roles = shipped_split(catalog)
     rows = [r for r in everything if r.system.lower().startswith("mi325x")]
     offline = [r for r in rows if r.kind == "offline"]
     server = [r for r in rows if r.kind == "rate"]

@@ -415,11 +415,10 @@ def test_fit_rows_by_device_and_architecture_count_the_fit_rows_themselves(catal
 
     from sizer.efficiency import architecture_of, efficiency_table
     from sizer.evidence import architecture_fit_rows
-    from sizer.measurements import Resolved, copies, resolve, shipped_rows, split_roles
+    from sizer.measurements import Resolved, copies, resolve, shipped_split
     from sizer.validate import roofline_check
 
-    rows = shipped_rows(catalog.root / "measurements")
-    roles = split_roles(rows)
+    rows, roles = shipped_split(catalog)
     resolved = [r for r in (resolve(x, catalog) for x in rows) if isinstance(r, Resolved)]
     resolved, _ = roofline_check(resolved)
     copy_of = copies([r.row for r in resolved])
@@ -462,10 +461,10 @@ def test_a_rate_rows_band_error_is_its_step_at_the_batch_it_measured(catalog):
     from dataclasses import replace as _replace
 
     from sizer.efficiency import efficiency_table
-    from sizer.measurements import shipped_rows, split_roles
+    from sizer.measurements import shipped_split
     from sizer.validate import rate_row_steps_s, validate_rows
 
-    rows = shipped_rows(catalog.root / "measurements")
+    rows, roles = shipped_split(catalog)
     server = [r for r in rows if r.kind == "rate" and r.tpot_ms and r.row_id.startswith("mlperf-v4.1-nvidia")]
     assert len(server) >= 3
     table = efficiency_table(catalog.root)
@@ -477,7 +476,6 @@ def test_a_rate_rows_band_error_is_its_step_at_the_batch_it_measured(catalog):
     for r in own:
         assert steps[r.row_id] * 1000.0 == pytest.approx(r.tpot_ms, rel=0.01), r.row_id
     # the measured rows: the step at their own batch, not the TPOT at the rate
-    roles = split_roles(rows)
     res = {x.row_id: x for x in residual_table(catalog).rows}
     scored = [r for r in rows if r.kind == "rate" and r.tpot_ms and roles[r.row_id] == "score" and r.row_id in res]
     assert scored

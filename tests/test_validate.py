@@ -11,7 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from sizer.measurements import read_csv, resolve, shipped_rows, split_roles, Resolved, Skipped
+from dataclasses import replace
+
+from sizer.measurements import EXPORT_LAYOUT_BASIS, read_csv, resolve, shipped_rows, shipped_split, split_roles, Resolved, Skipped
 from sizer.validate import report_dict, summary, to_json, validate_rows, validate_shipped
 
 SMALL = "tests/data/measured_small.csv"
@@ -42,8 +44,7 @@ def test_throughput_of_a_closed_loop_row_is_derived_from_its_means(root):
 
 
 def test_split_is_deterministic_disjoint_by_configuration_and_stratified(catalog):
-    rows = shipped_rows(catalog.root / "measurements")
-    roles = split_roles(rows)
+    rows, roles = shipped_split(catalog)
     assert roles == split_roles(list(reversed(rows)))  # order does not matter
     by_config: dict[str, set[str]] = {}
     for r in rows:
@@ -57,9 +58,59 @@ def test_split_is_deterministic_disjoint_by_configuration_and_stratified(catalog
 def test_rows_it_cannot_model_are_skipped_with_a_reason(catalog, root):
     out = [resolve(r, catalog) for r in read_csv(root / SMALL)]
     skipped = {s.row.row_id: s.reason for s in out if isinstance(s, Skipped)}
-    assert "NVLink domain" in skipped["qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615"]  # tp=16: cross-node
     assert "not in the model catalog" in skipped["my_own_run_1"]
-    assert sum(isinstance(r, Resolved) for r in out) == 3
+    assert sum(isinstance(r, Resolved) for r in out) == 4
+    # tp 16 on an 8-GPU B200 from another source than aiconfigurator's export of InferenceX runs:
+    # cross-node parallelism, not modelled
+    row = next(r for r in read_csv(root / SMALL) if r.row_id.endswith("cfg615"))
+    own = replace(row, source="my lab, 2026-04-01", row_id="mine")
+    assert "16 GPUs per stage span more than the 8-GPU NVLink domain" in resolve(own, catalog).reason
+
+
+def _export_row(row_id: str, tp: int, dp: int, moe_tp: int, moe_ep: int, source: str = "db-dump/2026-04-27; config_id=201", system: str = "b200_sxm"):
+    from sizer.measurements import MeasuredRow
+
+    return MeasuredRow(
+        row_id=row_id, source=source, origin="t", model_id="deepseek-ai/DeepSeek-V3", system=system, engine="sglang", engine_version="0.5.9",
+        precision="fp4", mode="agg", kind="concurrency", isl=1024, osl=1024, concurrency=8, tp=tp, attention_dp=dp, moe_tp=moe_tp, moe_ep=moe_ep,
+        ttft_ms=200.0, tpot_ms=9.0,
+    )
+
+
+@pytest.mark.parametrize(
+    "recorded, read",
+    [
+        # InferenceX's tp8 ep8 as aiconfigurator's export wrote it; its 2026-03-25 table has the same
+        # run (2026_03_25_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x1024_c32_tp8_0_ep8_0, figure for
+        # figure dsr1_b200_sglang_fp4_agg_1024x1024_c32_cfg201) as tp 8 / moe_tp 1 / moe_ep 8
+        ((64, 1, 8, 8), (8, 1, 1, 8)),
+        ((16, 1, 4, 4), (4, 1, 1, 4)),  # tp4 ep4: dsr1_b200_sglang_fp4_agg_8192x1024_c4_cfg202 = ..._c4_tp4_0_ep4_0_311 (4 / 1 / 1 / 4)
+        ((1, 64, 8, 8), (1, 8, 1, 8)),  # attention DP: dsr1_b200_trtllm_fp4_agg_1024x1024_c256_cfg191 = ..._c256_tp8_0_ep8_0 (1 / 8 / 1 / 8)
+        ((4, 4, 1, 16), (4, 1, 1, 4)),  # vLLM's tp4 ep4 (the 2026-03-25 table: 4 / 1 / 1 / 4)
+        ((32, 1, 8, 4), (8, 1, 2, 4)),  # tp8 ep4: experts in 4 groups, each over 2 GPUs
+    ],
+)
+def test_aiconfigurators_export_of_a_single_node_inferencex_run_is_read_as_the_run(catalog, recorded, read):
+    got = resolve(_export_row("dsr1_b200_sglang_fp4_agg_1024x1024_c32_cfg201", *recorded), catalog)
+    assert isinstance(got, Resolved), got
+    assert (got.row.tp, got.row.attention_dp, got.row.moe_tp, got.row.moe_ep) == read
+    assert (got.layout.tp, got.layout.dp, got.layout.ep) == (read[0], read[1], read[3])
+    assert got.row.layout_basis == EXPORT_LAYOUT_BASIS
+
+
+def test_the_export_reading_needs_evidence(catalog):
+    # within the NVLink domain a recorded 4 / 1 / 2 / 2 may be a real tp 4 with two expert groups:
+    # read as tp2 ep2 only where the row's id names InferenceX's layout
+    as_recorded = resolve(_export_row("qwen3_5_b300_sglang_fp4_agg_8192x1024_c32_cfg736", 4, 1, 2, 2), catalog)
+    assert (as_recorded.row.tp, as_recorded.row.moe_ep, as_recorded.row.layout_basis) == (4, 2, "")
+    named = resolve(_export_row("2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_8192x1024_c4_tp2_ep2_931", 4, 1, 2, 2, source="source_file=2026-04-06.csv; model=DeepSeek-R1"), catalog)
+    assert (named.row.tp, named.row.attention_dp, named.row.moe_tp, named.row.moe_ep) == (2, 1, 1, 2)
+    # an id that names another layout than the export pattern gives: the recorded one stands
+    other = resolve(_export_row("2026_04_06_x_tp16_ep4_1", 64, 1, 8, 8, source="source_file=2026-04-06.csv"), catalog)
+    assert isinstance(other, Skipped) and "NVLink domain" in other.reason
+    # a GB200 NVL72 rack holds 64 GPUs in one domain: the recorded layout stands
+    rack = resolve(_export_row("dsr1_gb200_sglang_fp4_agg_1024x1024_c32_cfg1", 64, 1, 8, 8, system="gb200"), catalog)
+    assert (rack.row.layout_basis, rack.row.tp, rack.row.moe_tp) == ("", 64, 8)
 
 
 def test_acceptance_on_the_scoring_rows(shipped):
@@ -289,8 +340,7 @@ def test_every_public_serving_row_resolves(catalog, root):
 def test_issue13_families_are_scored(catalog):
     """Issue 13: at least 10 rows on A100 / L40S / L4 / H100-PCIe / H100-NVL are held out (role score)
     by the unchanged split rule, A100 among them."""
-    rows = shipped_rows()
-    roles = split_roles(rows)
+    rows, roles = shipped_split(catalog)
     scored: dict[str, int] = {}
     for r in rows:
         res = resolve(r, catalog)
