@@ -153,10 +153,15 @@ def test_user_measurements_json_contract_and_determinism(root):
     assert first.stdout == second.stdout  # byte-identical
     d = json.loads(first.stdout)
     assert set(d["summary"]) >= {"n", "skipped", "tpot_median_ape", "tpot_p90_ape", "ttft_median_ape", "ttft_p90_ape", "throughput_median_ape"}
-    assert d["summary"]["n"] == 3 and d["summary"]["skipped"] == 2
+    assert d["summary"]["n"] == 4 and d["summary"]["skipped"] == 1
     row = d["rows"][0]
-    assert {"measured_ttft_ms", "predicted_ttft_ms", "measured_tpot_ms", "predicted_tpot_ms", "measured_tokens_per_s", "predicted_tokens_per_s"} <= set(row)
-    assert {s["id"] for s in d["skipped"]} == {"qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615", "my_own_run_1"}
+    assert {"measured_ttft_ms", "predicted_ttft_ms", "measured_tpot_ms", "predicted_tpot_ms", "measured_tokens_per_s", "predicted_tokens_per_s", "layout_from"} <= set(row)
+    assert {s["id"] for s in d["skipped"]} == {"my_own_run_1"}
+    # aiconfigurator's export of InferenceX's Qwen3.5 tp4 ep4 (recorded tp 16 / moe_tp 4 / moe_ep 4 on
+    # an 8-GPU B200) is read as the run had it, and says so
+    read = {r["id"]: (r["layout"], r["layout_from"]) for r in d["rows"]}
+    assert read["qwen3_5_b200_sglang_fp8_agg_1024x1024_c16_cfg615"] == ("tp=4 ep=4", "aiconfigurator export: GPUs x expert-parallel size")
+    assert read["minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c64_cfg733"][1] is None
     assert all(r["role"] == "score" for r in d["rows"])
 
 
