@@ -1430,13 +1430,31 @@ def _catalog_gpu(system: str, catalog: Catalog) -> Gpu | None:
 def read_layouts(rows: list[MeasuredRow], catalog: Catalog) -> list[MeasuredRow]:
     """The rows with each layout read as its run had it where the source recorded another
     (export_layout: aiconfigurator's export of InferenceX runs); the others unchanged. A row
-    whose system is not in the catalog stays as recorded (resolve skips it, saying so)."""
+    whose system is not in the catalog stays as recorded (resolve skips it, saying so). A row
+    that repeats a read row's run as recorded (measurement_key: the same layout, load and
+    figures; the database dump beside the table whose ids name InferenceX's layout) is read as
+    that row is, so that the two stay one run, and so is every row of a configuration (config_key,
+    as recorded) one of whose rows was read: the other points of its sweep."""
     from dataclasses import replace as _replace
 
-    out = []
+    reads: list[tuple[int, int, int, int] | None] = []
     for row in rows:
         gpu = _catalog_gpu(row.system, catalog)
-        read = None if gpu is None else export_layout(row, nvlink_domain(gpu))
+        reads.append(None if gpu is None else export_layout(row, nvlink_domain(gpu)))
+    twin = {measurement_key(row): read for row, read in zip(rows, reads) if read is not None}
+    twin.pop(None, None)
+    by_config: dict[str, set] = {}
+    for row, read in zip(rows, reads):
+        read = read or (None if row.layout_basis else twin.get(measurement_key(row)))
+        if read is not None:
+            by_config.setdefault(row.config_key, set()).add(read)
+    out = []
+    for row, read in zip(rows, reads):
+        if read is None and not row.layout_basis:
+            read = twin.get(measurement_key(row))
+            one = by_config.get(row.config_key, set())
+            if read is None and len(one) == 1:
+                read = next(iter(one))
         out.append(row if read is None else _replace(row, tp=read[0], attention_dp=read[1], moe_tp=read[2], moe_ep=read[3], layout_basis=EXPORT_LAYOUT_BASIS))
     return out
 
@@ -1517,7 +1535,8 @@ def nvlink_domain(gpu: Gpu) -> int:
 # over them) appears as tp_size 64 / moe_tp 8 / moe_ep 8, its attention-DP variant as
 # attention_dp_size 64, and vLLM's tp4 ep4 as attention_dp_size 4 / moe_ep 16. The same runs, figure
 # for figure, appear in the 2026-03-25 table as tp 8 / moe_tp 1 / moe_ep 8 (attention DP: 1 / 8 /
-# 1 / 8; vLLM: 4 / 1 / 1 / 4): of the 272 shipped rows export_layout reads, 33 have such a twin
+# 1 / 8; vLLM: 4 / 1 / 1 / 4): of the 272 shipped rows export_layout reads (read_layouts reads 5
+# more with them: their twins and sweeps in the dump), 33 have such a twin
 # (db-dump/2026-04-27 or source_file=2026-04-06.csv against source_file=2026-03-25.csv in
 # catalogs/measurements/aiconfigurator_silicon_sample.csv) and all 33 twins record the layout it
 # reads. Eight B200s cannot hold 64 GPUs' tensor parallelism, and InferenceX's configs of the day

@@ -704,10 +704,12 @@ def roofline_check(resolved: list[Resolved]) -> tuple[list[Resolved], list[Skipp
 def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: EfficiencyTable | None = None, roles: dict[str, str] | None = None, label: str = "") -> Report:
     """Predict and score `rows`. `roles` (row id -> fit/score) marks the fit/score split; without
     it every row is a scoring row (a user's own measurements, never used in the fit)."""
+    from .measurements import read_layouts
+
     table = efficiency if efficiency is not None else efficiency_table(catalog.root)
     resolved: list[Resolved] = []
     skipped: list[Skipped] = []
-    for row in rows:
+    for row in read_layouts(rows, catalog):  # all together: a row repeating a read row's run is read with it
         r = resolve(row, catalog)
         (resolved if isinstance(r, Resolved) else skipped).append(r)
     resolved, below = roofline_check(resolved)

@@ -986,8 +986,8 @@ def test_a_pool_kept_at_no_load_reports_the_latency_of_a_trickle(tmp_path, capsy
     # own fraction, 2026-12-03, Mixtral at 14 req/s takes two B200 replicas; at 8 req/s one, and
     # the MI300X pool stays idle, as at 4-10 req/s. Under the refit that added Qwen3.5's rows,
     # 2026-12-05, 8 req/s takes two B200 replicas and 4-6 req/s one beside the idle MI300X pool;
-    # under the one that read aiconfigurator's export layouts, 2026-12-05, 6 req/s takes two B200
-    # replicas and 2-5 req/s one beside the idle MI300X pool.)
+    # under the one that read aiconfigurator's export layouts, 2026-12-05, 2-6 req/s take one B200
+    # replica beside the idle MI300X pool.)
     w = write(
         tmp_path / "w.yaml",
         "model: mixtral-8x7b\ntraffic: {prompt_tokens: {p95: 1494, p99: 1494}, output_tokens: {p50: 8, p95: 11}, requests_per_s: 4.0}\n"

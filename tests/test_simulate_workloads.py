@@ -20,26 +20,31 @@ stated at 20 % for that refit; under the refit with MI350X's rows it is +0.8 % (
 +5.3, +20.3 %), within 15 % on seed 7 again, and no longer stated: its seed-7 figure crosses 15 %
 with each refit, the p99's own spread. Under the refit with InferenceX's AMD rows (2026-12-05) it is
 past 15 % on every seed, stated again; under the refit that read aiconfigurator's export layouts
-(2026-12-05) it is +5.5 % on seed 7 (seeds 1-3: +17.0, +5.2, +32.1 %) and no longer stated. Where
+(2026-12-05) it is +5.0 % on seed 7 (seeds 1-3: +8.1, +19.4, +17.9 %) and no longer stated. Where
 seed 7's gap is past 15 %, it is stated here and in the README, held to the figure measured when
 it was stated, so that it cannot grow unnoticed (figures under the refit that read
 aiconfigurator's export layouts, 2026-12-05):
 
-    daily-llama-3.1-8b-aws  L40S tp=1 at 5.45 req/s, TTFT p99 +19.0 % (0.965 s analytic, 1.148 s
-                            simulated; seeds 1, 2, 3: +12.3, +13.4, -8.4 %; +44.3 % under the
+    api-llama-3.1-8b        H100-PCIe tp=1 at 25 req/s (the plan since that refit), TTFT p99
+                            +16.8 % (0.213 s analytic, 0.249 s simulated; seeds 1, 2, 3: +16.1,
+                            +15.5, +11.8 %): the analytic side is the optimistic one by about
+                            0.03 s, far inside the 0.5 s bound; its TPOT p99, which binds the
+                            replica's rate, is within -1.0 to +4.8 %.
+    daily-llama-3.1-8b-aws  L40S tp=1 at 5.45 req/s, TTFT p99 +19.4 % (0.966 s analytic, 1.154 s
+                            simulated; seeds 1, 2, 3: +12.9, +13.4, -9.4 %; +44.3 % under the
                             refit before, +54.0 % under the one that took vLLM's default context,
                             +41.0 to +52.2 % under earlier fits): the launch line's cap (72
                             sequences, the pool at the p99 context) is reached about 1 % of the
                             time, and the wait for a slot then (Erlang C on the batch's law) is a
                             rare event the p99 rests on; seed 7 is the seed whose batch sits at
                             the cap longest (+34 % at 5.85 req/s before issue 10's M/G/1 change).
-    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -19.9 % (5.059 s analytic, 4.052 s
-                            simulated; seeds 1, 2, 3: -5.8, -15.5, -6.5 %; -24.6 % under the refit
+    rag-llama-3.1-70b-32k   B200 tp=2 at 1 req/s, TTFT p99 -20.7 % (4.765 s analytic, 3.776 s
+                            simulated; seeds 1, 2, 3: -5.8, -15.1, -4.1 %; -24.6 % under the refit
                             before, -24.8 to -25.7 % under the fits before it): prompts to 30k tokens
                             at p99 prefilled over seconds; the p99 rests on about 100 requests
                             whose wait is set by a few of the longest prompts. The analytic side
-                            is the pessimistic one. Its TPOT p99, -6.3 % (72.0 ms analytic, 67.5 ms
-                            simulated; seeds 1, 2, 3: -4.0, +28.6, -1.9 %), was stated at 16 % under
+                            is the pessimistic one. Its TPOT p99, -5.5 % (69.3 ms analytic, 65.5 ms
+                            simulated; seeds 1, 2, 3: -3.1, +28.4, -0.8 %), was stated at 16 % under
                             the refit before (-15.0 %) and is within 15 % again.
 """
 
@@ -54,6 +59,7 @@ from .conftest import WORKLOADS
 
 # (workload, device): {metric: bound on |simulated - analytic| / analytic} where 15 % does not hold
 STATED_GAPS = {
+    ("api-llama-3.1-8b", "H100-PCIe"): {"ttft_p99": 0.17},
     ("daily-llama-3.1-8b-aws", "L40S"): {"ttft_p99": 0.20},
     ("rag-llama-3.1-70b-32k", "B200"): {"ttft_p99": 0.21},
 }
@@ -62,13 +68,13 @@ SLO_NOISE = 0.12  # a simulated p99 up to 12 % past its bound is within the p99'
 # spread further, stated with the seeds' figures so that it cannot grow unnoticed
 STATED_SLO_NOISE = {
     # daily's L40S at 5.45 req/s, its launch line's cap of 72 sequences (the pool profiled at that
-    # cap): TTFT p99 1.083, 1.094, 0.884 and 1.148 s on seeds 1, 2, 3 and 7 against its 1 s bound
-    # and the analytic 0.965 s under the fit that read aiconfigurator's export layouts (2026-12-05;
+    # cap): TTFT p99 1.091, 1.096, 0.876 and 1.154 s on seeds 1, 2, 3 and 7 against its 1 s bound
+    # and the analytic 0.966 s under the fit that read aiconfigurator's export layouts (2026-12-05;
     # 0.984, 1.010, 0.839 and 1.311 s at 5.57 req/s against 0.908 s under the fit that read AMD's
     # MLPerf harnesses, 1.280-1.472 s on seed 7 under the fits of 2026-12-03 to -05); the wait for
     # a slot at the launch line's cap (reached about 1 % of the time) is what the p99 rests on
     # (benchmarks/simulate_agreement.py --seeds 1 2 3 7). The plan misses its bound on seed 7 by
-    # 14.8 % (31.1 % under the fit before, 8.6-47.2 % under earlier fits): the README says so and
+    # 15.4 % (31.1 % under the fit before, 8.6-47.2 % under earlier fits): the README says so and
     # points at the 0.9 plan.
     ("daily-llama-3.1-8b-aws", "L40S"): 0.16,
 }

@@ -98,6 +98,27 @@ def test_aiconfigurators_export_of_a_single_node_inferencex_run_is_read_as_the_r
     assert got.row.layout_basis == EXPORT_LAYOUT_BASIS
 
 
+def test_a_run_exported_twice_is_read_once_with_its_sweep(catalog):
+    # the database dump repeats the 2026-04-06 table's MiniMax-M2.5 tp2 ep2 runs figure for figure
+    # under an id that names no layout (minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c32_cfg690 =
+    # 2026_04_06_..._c32_tp2_ep2_1384): read like its twin, and so is the point of the same sweep
+    # that has no twin (cfg690 at 512 clients), so that neither the run nor the sweep is split
+    from sizer.measurements import copies, read_layouts
+
+    src = "db-dump/2026-04-27; config_id=690"
+    named = replace(_export_row("2026_04_06_m_c32_tp2_ep2_1384", 2, 2, 1, 4, source="source_file=2026-04-06.csv"), model_id="MiniMaxAI/MiniMax-M2.5", engine="vllm", precision="fp8")
+    dump = replace(named, row_id="m_c32_cfg690", source=src)
+    alone = replace(dump, row_id="m_c512_cfg690", concurrency=512, ttft_ms=900.0, tpot_ms=47.0)
+    other = replace(dump, row_id="m_c32_cfg1", source="db-dump/2026-04-27; config_id=1", tp=4, attention_dp=1, moe_tp=2, moe_ep=2)
+    read = read_layouts([named, dump, alone, other], catalog)
+    assert [(r.tp, r.attention_dp, r.moe_tp, r.moe_ep) for r in read[:3]] == [(2, 1, 1, 2)] * 3
+    assert all(r.layout_basis == EXPORT_LAYOUT_BASIS for r in read[:3])
+    assert (read[3].tp, read[3].moe_ep, read[3].layout_basis) == (4, 2, "")  # its own sweep, named by nothing
+    assert copies(read) == {"m_c32_cfg690": "2026_04_06_m_c32_tp2_ep2_1384"}
+    report = validate_rows([named, dump, alone], catalog)
+    assert {r.row.row_id: r.row.tp for r in report.results} == {"2026_04_06_m_c32_tp2_ep2_1384": 2, "m_c32_cfg690": 2, "m_c512_cfg690": 2}
+
+
 def test_the_export_reading_needs_evidence(catalog):
     # within the NVLink domain a recorded 4 / 1 / 2 / 2 may be a real tp 4 with two expert groups:
     # read as tp2 ep2 only where the row's id names InferenceX's layout
