@@ -841,7 +841,7 @@ class MeasuredRow:
     batcher_window_ms: float | None = None  # kind rate: the harness gathers the system's requests this long, then sends them to one replica (queueing.prompt_groups)
     prefill_group: int | None = None  # kind rate: the engine prefills only once this many prompts wait (queueing.prompt_groups)
     ttft_left_out: str = ""  # why the source's mean TTFT is not scored (resolve; it and the throughput it implies are then None)
-    layout_basis: str = ""  # how resolve read tp / attention_dp / moe_tp / moe_ep when not as recorded (EXPORT_LAYOUT_BASIS); "" = as recorded
+    layout_basis: str = ""  # how read_layouts read tp / attention_dp / moe_tp / moe_ep when not as recorded (EXPORT_LAYOUT_BASIS); "" = as recorded
 
     @property
     def throughput_tokens_per_s(self) -> float | None:
@@ -1441,20 +1441,18 @@ def read_layouts(rows: list[MeasuredRow], catalog: Catalog) -> list[MeasuredRow]
     for row in rows:
         gpu = _catalog_gpu(row.system, catalog)
         reads.append(None if gpu is None else export_layout(row, nvlink_domain(gpu)))
-    twin = {measurement_key(row): read for row, read in zip(rows, reads) if read is not None}
-    twin.pop(None, None)
+    keys = [measurement_key(row) for row in rows]
+    twin = {key: read for key, read in zip(keys, reads) if read is not None and key is not None}
+    reads = [read if read is not None or row.layout_basis else twin.get(key) for row, key, read in zip(rows, keys, reads)]
     by_config: dict[str, set] = {}
     for row, read in zip(rows, reads):
-        read = read or (None if row.layout_basis else twin.get(measurement_key(row)))
         if read is not None:
             by_config.setdefault(row.config_key, set()).add(read)
     out = []
     for row, read in zip(rows, reads):
-        if read is None and not row.layout_basis:
-            read = twin.get(measurement_key(row))
-            one = by_config.get(row.config_key, set())
-            if read is None and len(one) == 1:
-                read = next(iter(one))
+        one = by_config.get(row.config_key, set())
+        if read is None and not row.layout_basis and len(one) == 1:
+            read = next(iter(one))
         out.append(row if read is None else _replace(row, tp=read[0], attention_dp=read[1], moe_tp=read[2], moe_ep=read[3], layout_basis=EXPORT_LAYOUT_BASIS))
     return out
 
