@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -43,9 +44,20 @@ def confidence_cost(c: dict | None) -> str:
     return f"{gpus:+d} GPU{'' if abs(gpus) == 1 else 's'}, {'+' if usd >= 0 else '-'}${abs(usd):,.2f}/h"
 
 
+def failure_label(d: dict) -> str:
+    """A failed solve in a cell: its exit code, the message's first clause, and the devices a
+    confidence left without a configuration (the error's `X has no configuration at Q`)."""
+    text = d["error"][0] if d.get("error") else ""
+    text = text.removeprefix("error: ").split(": ", 1)[-1]  # less the workload's path
+    head = re.sub(r" \([^()]*\)", "", text.split(" [", 1)[0])  # less every parenthesis
+    refused = re.findall(r"; ([\w.-]+) has no configuration at ([\d.]+)", text)
+    tail = f"; at {refused[0][1]} none on {', '.join(d for d, _ in refused)}" if refused else ""
+    return f"no plan ({d.get('status', '?')}): {head}{tail}"
+
+
 def plan_label(d: dict) -> str:
     if not d.get("deployments"):
-        return d.get("status", "?") + (f": {d['error'][0][:80]}" if d.get("error") else "")
+        return failure_label(d)
     parts = []
     for x in d["deployments"]:
         shape = f"tp={x['tp']}" + (f" pp={x['pp']}" if x["pp"] > 1 else "")
@@ -114,7 +126,7 @@ def main(argv: list[str]) -> int:
         ]
         if args.confidence is not None:
             q = solve_json(w.relative_to(ROOT), args.as_of, args.confidence)
-            row.append(f"{plan_label(q)}: {confidence_cost(q.get('confidence_cost'))}")
+            row.append(f"{plan_label(q)}: {confidence_cost(q.get('confidence_cost'))}" if q.get("deployments") else plan_label(q))
         if args.before:
             path = args.before / f"{w.stem}.json"
             b = json.loads(path.read_text()) if path.exists() else {}

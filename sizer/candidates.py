@@ -11,7 +11,9 @@ Checks, in order (the `stage` a rejected candidate reached):
                     constraints.allow_cross_node, also one variant per smaller instance size it
                     can span (node_gpus), where the device has an inter-node network figure
     5 latency       at a trickle of load the TTFT / TPOT bounds hold
-    6 feasible      the largest per-replica rate within the SLOs is > 0
+    6 confidence    at a slo.confidence above 0.5, the largest rate is at least
+                    CONFIDENCE_EDGE_SHARE of the rate at 0.5 (not a knife edge of the model's error)
+    7 feasible      the largest per-replica rate within the SLOs is > 0
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .queueing import SEARCH_MARGIN, Capacity, Demand, Limits, LoadPoint, evalua
 from .units import GIB, REQUIRES_NATIVE
 from .workload import Workload
 
-STAGES = ("parallelism", "format", "price", "memory", "instance", "latency", "feasible")
+STAGES = ("parallelism", "format", "price", "memory", "instance", "latency", "confidence", "feasible")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -316,7 +318,7 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             max_num_seqs=np.array([e.max_num_seqs for _, _, _, _, e, _, _ in passing], dtype=float),
             max_num_batched_tokens=np.array([e.max_num_batched_tokens for _, _, _, _, e, _, _ in passing], dtype=float),
         )
-        scales = None
+        scales, unstretched = None, (step, limits)
         if workload.slo.confidence != 0.5:
             # sized so the SLOs hold at the confidence's quantile of the model's error for each
             # device (sizer/evidence.py): every step k times as long, TTFT at k_ttft / k of that
@@ -328,9 +330,11 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
             scales = (k_ttft / k, k)
         keep = _cannot_win(workload, (catalog, *price_views), passing) if prune and prunable(workload) else None
         cap = max_rate(step, demand_of(workload), limits, keep=keep, deadline=deadline)
+        median = _median_rates(workload, cap, *unstretched, deadline) if workload.slo.confidence > 0.5 else None
         for j, (slot, cfg, gpu, m, settings, price, adm) in enumerate(passing):
             out[slot] = _with_capacity(
-                cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]), catalog.root, gpu.vendor
+                cfg, m, settings, price, adm, cap, j, workload, None if scales is None else (scales[0][j], scales[1][j]), catalog.root, gpu.vendor,
+                median_rate_rps=None if median is None else median[j],
             )
     return [e for e in out if e is not None]
 
@@ -477,14 +481,49 @@ def demand_of(workload: Workload) -> Demand:
     )
 
 
+CONFIDENCE_EDGE_SHARE = 0.05
+"""At a confidence above 0.5, a configuration whose largest rate falls below this share of its
+rate at 0.5 (the model's own estimate) is refused, not planned. Its SLOs hold at the confidence's
+quantile only at a trickle: the stretched zero-load latency sits just inside a bound, so the
+replica count follows the last few per cent of slack, not the load, and a step of the error
+quantile moves it tenfold. Limited's 0.9 plan took 360 A100 tp=8 replicas at 0.06 req/s each
+(2,880 GPUs for 40 req/s) on the nine A100 rows' TTFT error, where a measurement of one A100
+would settle it. On the eight shipped workloads at 0.9 the ratio of the two rates falls either
+at or below 0.03 (such knife edges) or at or above 0.10; the share lies between, at their
+geometric mean."""
+
+
+def _median_rates(workload: Workload, cap: Capacity, step, limits: Limits, deadline) -> np.ndarray:
+    """Per candidate, its largest rate at confidence 0.5 (the unstretched step and limits), for
+    those whose rate at the workload's confidence is positive and exact; NaN for the rest (the
+    rule of CONFIDENCE_EDGE_SHARE is not applied to a rate the search left as a lower bound)."""
+    from .queueing import _take_limits
+
+    out = np.full(len(cap.max_rate_rps), np.nan)
+    idx = np.flatnonzero((np.asarray(cap.max_rate_rps) > 0) & np.asarray(cap.exact, dtype=bool))
+    if idx.size:
+        out[idx] = max_rate(step.take(idx), demand_of(workload), _take_limits(limits, idx), deadline=deadline).max_rate_rps
+    return out
+
+
 def _with_capacity(
     cfg: Config, m: MemoryBreakdown, engine: EngineSettings, price: Price, adm: Admission, cap: Capacity, j: int, workload: Workload,
-    scales: tuple[float, float] | None = None, catalog_root=None, vendor: str = "",
+    scales: tuple[float, float] | None = None, catalog_root=None, vendor: str = "", median_rate_rps: float | None = None,
 ) -> Evaluated:
     rate = float(cap.max_rate_rps[j])
     if rate <= 0:
         reason = _latency_reason(cap.at_zero, j, workload, cap.zero_violations, m, engine.max_num_seqs, scales)
         return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
+    if median_rate_rps is not None and rate < CONFIDENCE_EDGE_SHARE * median_rate_rps:  # NaN: not judged
+        q = workload.slo.confidence
+        at = "" if scales is None else f" (the model's error: TTFT x{scales[0] * scales[1]:.2f}, TPOT x{scales[1]:.2f})"
+        reason = (
+            f"at confidence {q:g}{at} within its bounds only up to {rate:.3g} req/s per replica ({cap.binding[j]} binds), "
+            f"{rate / median_rate_rps:.1%} of the {median_rate_rps:.3g} req/s the model itself gives: below "
+            f"{CONFIDENCE_EDGE_SHARE:.0%}, the bound lies inside the model's error for {cfg.device}, and a fleet sized on it "
+            f"follows the error's tail, not the load; measure one {cfg.device} replica before sizing on it"
+        )
+        return Evaluated(config=cfg, stage="confidence", reason=reason, price=price, memory=m, engine=engine, admission=adm)
     peak = workload.traffic.requests_per_s
     if rate * MAX_REPLICAS_PER_POOL < peak:  # within its bounds only at a trickle: no fleet to plan
         reason = (

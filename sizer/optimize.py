@@ -1487,7 +1487,13 @@ def solve(
         q = workload.slo.confidence
         if q == 0.5:
             raise
-        raise InfeasibleError(f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error]", exc.reasons) from None
+        # a conflict of constraints names no device: say which the confidence left out
+        listed = {d for d, _ in exc.reasons}
+        refused = [r for r in device_rejections(evaluated, workload.search.devices) if r.device not in listed]
+        also = "".join(f"; {r.device} has no configuration at {q:g}: {r.reason}" for r in refused)
+        raise InfeasibleError(
+            f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error{also}]", exc.reasons
+        ) from None
     try:
         return assess(result, priced, baseline=at_one_half, deadline=deadline)  # the bands within the command's limit too
     except SolverError:  # the plan stands; only its evidence ran out of time

@@ -500,3 +500,61 @@ def test_a_users_rate_row_is_covered_by_its_step_as_the_bands_were_built(root, t
     assert out["summary"]["interval_figures"] == 2
     by_metric = out["summary"]["interval_coverage_by_metric"]
     assert by_metric["ttft"] is None and by_metric["tpot"] is not None and by_metric["throughput"] is not None
+
+
+def _knife_workload(bound_s: float, q: float):
+    from sizer.catalog import load_catalog
+    from sizer.workload import load_workload
+
+    spec = {
+        "model": "llama-3.1-70b",
+        "traffic": {"requests_per_s": 10, "prompt_tokens": {"p50": 1200, "p99": 6000}, "output_tokens": {"p50": 250, "p99": 1200}},
+        "slo": {"ttft_s": {"p99": bound_s}, "confidence": q},
+        "search": {"devices": ["H100-SXM"], "tp": [2], "pp": [1], "kv_dtypes": ["fp8"], "weight_dtypes": ["fp8"]},
+    }
+    catalog = load_catalog(None)
+    return load_workload(spec, catalog), catalog
+
+
+def test_a_configuration_holding_its_slos_at_a_confidence_only_at_a_trickle_is_refused_not_planned():
+    # The limited workload's 0.9 plan (2026-12-05) took 360 A100 tp=8 replicas at 0.06 req/s
+    # each, 3.4 % of the 1.86 req/s the model gives one: its TTFT bound sat just above the 0.9
+    # stretch of its zero-load TTFT. Built here on purpose, whatever the fit: a TTFT bound 2 %
+    # above the zero-load TTFT p99 of one H100 configuration at 0.9 (read from the reason an
+    # impossible bound gives) leaves it a trickle at 0.9 and most of its rate at 0.5.
+    import re
+
+    from sizer.candidates import CONFIDENCE_EDGE_SHARE, evaluate_candidates
+    from sizer.queueing import SEARCH_MARGIN
+
+    w, catalog = _knife_workload(0.001, 0.9)
+    (refused,) = evaluate_candidates(w, catalog)
+    zero_load_s = float(re.search(r"TTFT p99 ([\d.]+) s at zero load", refused.reason).group(1))
+    k_ttft = float(re.search(r"TTFT x([\d.]+)", refused.reason).group(1))
+    assert k_ttft > 1.2, f"the H100's 0.9 TTFT factor {k_ttft} no longer stretches enough to build the knife edge on"
+    bound = round(zero_load_s * 1.02 / (1 - SEARCH_MARGIN), 4)
+
+    at_q, _ = _knife_workload(bound, 0.9)
+    at_half, _ = _knife_workload(bound, 0.5)
+    (q,) = evaluate_candidates(at_q, catalog)
+    (half,) = evaluate_candidates(at_half, catalog)
+    assert half.feasible and half.max_rate_rps > 0.5  # at the model's own estimate the bound leaves room
+    assert q.stage == "confidence" and not q.feasible, q.reason
+    quoted = float(re.search(r"only up to ([\d.e-]+) req/s per replica", q.reason).group(1))
+    assert 0 < quoted < CONFIDENCE_EDGE_SHARE * half.max_rate_rps
+    assert f"of the {half.max_rate_rps:.3g} req/s the model itself gives" in q.reason
+    assert "measure one H100-SXM replica" in q.reason
+    # a looser bound gives the 0.9 replica room of its own again: planned, at >= the share
+    (loose,) = evaluate_candidates(_knife_workload(bound * 1.5, 0.9)[0], catalog)
+    (loose_half,) = evaluate_candidates(_knife_workload(bound * 1.5, 0.5)[0], catalog)
+    assert loose.feasible and loose.max_rate_rps >= CONFIDENCE_EDGE_SHARE * loose_half.max_rate_rps
+
+
+def test_a_plan_with_nothing_left_at_its_confidence_says_which_devices_the_confidence_refused(root):
+    # limited's H100 and H200 are capped by constraints.available_gpus; at 0.9 its A100 pools
+    # hold their SLOs only at a trickle: one line, exit 9, naming the device and why
+    run = _cli(root, "solve", "workloads/limited-llama-3.1-70b.yaml", "--confidence", "0.9", "--as-of", "2026-12-01")
+    assert run.returncode == 9, run.stdout
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert "A100-80GB has no configuration at 0.9" in run.stderr and "measure one A100-80GB replica" in run.stderr
+    assert "constraints.available_gpus.H100-SXM" in run.stderr
