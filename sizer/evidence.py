@@ -951,6 +951,14 @@ def resize(plan, ratios: dict[tuple[int, int], float], options: list, deadline=N
     return Resized(cost_usd_per_hour=solution.cost_usd_per_horizon / problem.hours, gpus=gpus)
 
 
+def _knife_edge(rate: float, estimate: float) -> bool:
+    """A band end's rate below candidates.CONFIDENCE_EDGE_SHARE of the model's own estimate: the
+    SLOs hold there only at a trickle, and a fleet sized on it follows the error's tail."""
+    from .candidates import CONFIDENCE_EDGE_SHARE
+
+    return 0 < rate < CONFIDENCE_EDGE_SHARE * estimate
+
+
 def assess(plan, catalog, *, baseline=None, deadline=None):
     """The plan with its evidence: per deployment and alternative, the rows behind it and the
     model's error on its nearest group, the 80 % band of its largest rate and its largest rate with
@@ -1032,6 +1040,13 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
         dead = [rows[i].candidate.config.label() for i in range(k_plan) if rates[i] <= 0]
         if dead:
             return Resized(cost_usd_per_hour=None, gpus=None, reason=f"at the model's {end} error {', '.join(dead)} misses the SLOs even at a trickle of load")
+        edge = [i for i in range(k_plan) if _knife_edge(rates[i], rows[i].candidate.max_rate_rps)]
+        if edge:  # as a plan at that confidence would refuse it (candidates.CONFIDENCE_EDGE_SHARE)
+            said = ", ".join(
+                f"{rows[i].candidate.config.label()} ({rates[i]:.3g} req/s, {rates[i] / rows[i].candidate.max_rate_rps:.1%} of its {rows[i].candidate.max_rate_rps:.3g})"
+                for i in edge
+            )
+            return Resized(cost_usd_per_hour=None, gpus=None, reason=f"at the model's {end} error {said} holds the SLOs only at a trickle: measure before sizing on it")
         ratios = {(index[i], _deployment_workload(plan, d)[0]): rates[i] / d.candidate.max_rate_rps for i, d in enumerate(plan.deployments)}
         return resize(plan, ratios, options, deadline)
 
@@ -1047,6 +1062,9 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
             continue
         ends = []
         for rate in (rate_hi[i], rate_lo[i]):
+            if _knife_edge(rate, d.candidate.max_rate_rps):
+                ends.append(None)
+                continue
             scaled = replace(o, candidates=tuple(None if c is None else replace(c, max_rate_rps=c.max_rate_rps * rate / d.candidate.max_rate_rps) for c in o.candidates))
             sp = single_plan(scaled, plan.problem)
             ends.append(sp.cost_usd_per_hour if sp.feasible else None)

@@ -516,6 +516,22 @@ def _knife_workload(bound_s: float, q: float):
     return load_workload(spec, catalog), catalog
 
 
+def _knife_bound():
+    """A TTFT p99 bound 2 % above the 0.9 stretch of one H100 configuration's zero-load TTFT p99
+    (read from the reason an impossible bound gives), and the catalog."""
+    import re
+
+    from sizer.candidates import evaluate_candidates
+    from sizer.queueing import SEARCH_MARGIN
+
+    w, catalog = _knife_workload(0.001, 0.9)
+    (refused,) = evaluate_candidates(w, catalog)
+    zero_load_s = float(re.search(r"TTFT p99 ([\d.]+) s at zero load", refused.reason).group(1))
+    k_ttft = float(re.search(r"TTFT x([\d.]+)", refused.reason).group(1))
+    assert k_ttft > 1.2, f"the H100's 0.9 TTFT factor {k_ttft} no longer stretches enough to build the knife edge on"
+    return round(zero_load_s * 1.02 / (1 - SEARCH_MARGIN), 4), catalog
+
+
 def test_a_configuration_holding_its_slos_at_a_confidence_only_at_a_trickle_is_refused_not_planned():
     # The limited workload's 0.9 plan (2026-12-05) took 360 A100 tp=8 replicas at 0.06 req/s
     # each, 3.4 % of the 1.86 req/s the model gives one: its TTFT bound sat just above the 0.9
@@ -525,15 +541,8 @@ def test_a_configuration_holding_its_slos_at_a_confidence_only_at_a_trickle_is_r
     import re
 
     from sizer.candidates import CONFIDENCE_EDGE_SHARE, evaluate_candidates
-    from sizer.queueing import SEARCH_MARGIN
 
-    w, catalog = _knife_workload(0.001, 0.9)
-    (refused,) = evaluate_candidates(w, catalog)
-    zero_load_s = float(re.search(r"TTFT p99 ([\d.]+) s at zero load", refused.reason).group(1))
-    k_ttft = float(re.search(r"TTFT x([\d.]+)", refused.reason).group(1))
-    assert k_ttft > 1.2, f"the H100's 0.9 TTFT factor {k_ttft} no longer stretches enough to build the knife edge on"
-    bound = round(zero_load_s * 1.02 / (1 - SEARCH_MARGIN), 4)
-
+    bound, catalog = _knife_bound()
     at_q, _ = _knife_workload(bound, 0.9)
     at_half, _ = _knife_workload(bound, 0.5)
     (q,) = evaluate_candidates(at_q, catalog)
@@ -558,3 +567,31 @@ def test_a_plan_with_nothing_left_at_its_confidence_says_which_devices_the_confi
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
     assert "A100-80GB has no configuration at 0.9" in run.stderr and "measure one A100-80GB replica" in run.stderr
     assert "constraints.available_gpus.H100-SXM" in run.stderr
+
+
+def test_a_cost_band_end_where_a_pool_holds_its_slos_only_at_a_trickle_is_no_plan(root, tmp_path):
+    # limited's band ran to $4,057.36/h (2,904 GPUs) on A100 pools at 0.06 req/s, 3.4 % of their
+    # estimate. The same knife edge built at the p90 end of an H100 pool's error (the band's low
+    # rate is the 0.9 quantile, as confidence 0.9 takes): that end is "no plan", with the reason.
+    import yaml
+
+    bound, _ = _knife_bound()
+    w = tmp_path / "knife.yaml"
+    w.write_text(
+        yaml.safe_dump(
+            {
+                "model": "llama-3.1-70b",
+                "traffic": {"requests_per_s": 10, "prompt_tokens": {"p50": 1200, "p99": 6000}, "output_tokens": {"p50": 250, "p99": 1200}},
+                "slo": {"ttft_s": {"p99": bound}},
+                "search": {"devices": ["H100-SXM"], "tp": [2], "pp": [1], "kv_dtypes": ["fp8"], "weight_dtypes": ["fp8"]},
+            }
+        )
+    )
+    run = _cli(root, "solve", str(w), "--format", "json", "--as-of", "2026-12-01")
+    assert run.returncode == 0, run.stderr
+    d = json.loads(run.stdout)
+    (dep,) = d["deployments"]
+    assert 0 < dep["max_rate_rps_per_replica_p10"] < 0.05 * dep["max_rate_rps_per_replica"]  # the rate band still shows it
+    assert d["cost_usd_per_hour_p90"] is None and d["gpus_p90"] is None
+    assert "holds the SLOs only at a trickle" in d["cost_band_note"] and "H100-SXM tp=2" in d["cost_band_note"]
+    assert d["cost_usd_per_hour_p10"] is not None
