@@ -695,6 +695,40 @@ def confidence_factors(model: ErrorModel, device: str, engine: str, basis: str, 
     return (clamp(1.0, f[0]), clamp(1.0, f[1]))
 
 
+TAIL_ROWS_MIN = 3.0
+"""A confidence's quantile with fewer rows' worth of weight beyond it than this (Kish's effective
+number of rows of the error distribution, (sum w)^2 / sum w^2, times the tail's share, 1 - q above
+0.5 and q below) is not read from the rows but from the one or two most extreme of them: the
+factor is said to be an extrapolation (JSON `confidence_tail_rows`, the CONFIDENCE line). At 0.99
+H100-SXM's vLLM TTFT factor is x72 on about one row's worth of its tail, where at 0.98 it is x6."""
+
+
+def _effective_rows(d: Distribution | None) -> float | None:
+    if d is None:
+        return None
+    w = np.asarray(d.weights, dtype=float)
+    w = w[w > 0]
+    return float(w.sum() ** 2 / np.sum(w**2)) if w.size else None
+
+
+def confidence_tail_rows(model: ErrorModel, device: str, engine: str, basis: str, q: float) -> tuple[float | None, float | None]:
+    """(TPOT, TTFT): the rows' worth of weight beyond the q quantile each confidence factor is read
+    at (confidence_factors; the step's from output throughput where error_factors takes it from
+    there), Kish's effective rows of its distribution x (1 - q) above 0.5, x q below; None at 0.5
+    or where no row measures it. Below TAIL_ROWS_MIN the factor is an extrapolation."""
+    if q == 0.5:
+        return (None, None)
+    share = 1.0 - q if q > 0.5 else q
+    dt = model.distribution(device, engine, basis, "tpot")
+    dr = model.distribution(device, engine, basis, "throughput")
+    step = dr if dr is not None and _nearness(dr) < _nearness(dt) else dt
+    out = []
+    for d in (step, model.distribution(device, engine, basis, "ttft")):
+        n = _effective_rows(d)
+        out.append(None if n is None else n * share)
+    return (out[0], out[1])
+
+
 # ---------------------------------------------------------------------------------------------
 # rates under an error: the step model stretched in time
 # ---------------------------------------------------------------------------------------------
@@ -874,6 +908,7 @@ class DeploymentEvidence:
     max_rate_rps_p90: float | None
     max_rate_rps_at_p50: float | None  # the largest rate with the SLO bounds held at the median
     confidence_factors: tuple[float, float]  # (TPOT, TTFT) the rate was sized under (1, 1 at 0.5)
+    confidence_tail_rows: tuple[float | None, float | None] = (None, None)  # rows' worth beyond each factor's quantile
     cost_usd_per_hour_p10: float | None = None  # this deployment's plan's cost at the band's ends
     cost_usd_per_hour_p90: float | None = None
 
@@ -984,6 +1019,7 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
     lo = [error_factors(model, d.candidate.config.device, engine, b, BAND[1]) if model.n else None for d, b in zip(rows, basis)]
     hi = [error_factors(model, d.candidate.config.device, engine, b, BAND[0]) if model.n else None for d, b in zip(rows, basis)]
     conf = [confidence_factors(model, d.candidate.config.device, engine, b, w.slo.confidence) if model.n else (1.0, 1.0) for d, b in zip(rows, basis)]
+    tails = [confidence_tail_rows(model, d.candidate.config.device, engine, b, w.slo.confidence) if model.n else (None, None) for d, b in zip(rows, basis)]
     rate_lo, rate_hi, rate_p50 = [None] * n, [None] * n, [None] * n
     p50_differs = any(k != "p50" for k, _ in (*w.slo.ttft_s, *w.slo.tpot_s))
     groups: dict[int, list[int]] = {}
@@ -1085,6 +1121,7 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
                     max_rate_rps_p90=rate_hi[i],
                     max_rate_rps_at_p50=rate_p50[i],
                     confidence_factors=conf[i],
+                    confidence_tail_rows=tails[i],
                     cost_usd_per_hour_p10=c10,
                     cost_usd_per_hour_p90=c90,
                 ),

@@ -137,6 +137,7 @@ def deployment_evidence_fields(x) -> dict[str, Any]:
         "cost_usd_per_hour_p10": _r_opt(x.cost_usd_per_hour_p10, _MONEY_DIGITS),
         "cost_usd_per_hour_p90": _r_opt(x.cost_usd_per_hour_p90, _MONEY_DIGITS),
         "confidence_factors": {"tpot": _r(x.confidence_factors[0], 6), "ttft": _r(x.confidence_factors[1], 6)},
+        "confidence_tail_rows": {"tpot": _r_opt(x.confidence_tail_rows[0], 2), "ttft": _r_opt(x.confidence_tail_rows[1], 2)},
     }
 
 
@@ -550,6 +551,9 @@ def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
             )
     if data.get("confidence", 0.5) != 0.5:
         lines.append(_model_estimate_line(plan, data))
+        thin = _thin_tails(data)
+        if thin:
+            lines.append(thin)
     p = data["at_p50"]
     if p is not None and p["gpus"]:
         pct = "/".join(sorted({k for k, _ in (*plan.workload.slo.ttft_s, *plan.workload.slo.tpot_s)}))
@@ -562,6 +566,26 @@ def _assessment_lines(plan: Plan, data: dict[str, Any]) -> list[str]:
                 f"{p['gpus']} GPUs, ${p['cost_usd_per_hour']:,.2f}/h; this plan takes {p['p99_extra_gpus_fraction'] * 100:+.0f} % GPUs for the tail"
             )
     return lines
+
+
+def _thin_tails(data: dict[str, Any]) -> str | None:
+    """Under CONFIDENCE: the deployments whose factor at the confidence rests on fewer than
+    evidence.TAIL_ROWS_MIN rows' worth of its error distribution's tail (an extrapolation)."""
+    from .evidence import TAIL_ROWS_MIN
+
+    parts = []
+    for d in data["deployments"]:
+        tail, factors = d.get("confidence_tail_rows") or {}, d.get("confidence_factors") or {}
+        for metric, label in (("ttft", "TTFT"), ("tpot", "step")):
+            n = tail.get(metric)
+            if n is not None and n < TAIL_ROWS_MIN:
+                parts.append(f"{d['device']} tp={d['tp']} {label} x{factors[metric]:.2f} on {n:.1f}")
+    if not parts:
+        return None
+    return (
+        f"          thin tail: at {data['confidence']:g} these factors rest on fewer than {TAIL_ROWS_MIN:g} rows' worth of the measured error "
+        f"beyond them (JSON confidence_tail_rows), an extrapolation from the most extreme rows: " + "; ".join(parts)
+    )
 
 
 def _model_estimate_line(plan: Plan, data: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ from sizer.evidence import (
     _cover,
     compute_residuals,
     confidence_factors,
+    confidence_tail_rows,
     error_factors,
     evidence_of,
     fingerprint,
@@ -85,6 +86,23 @@ def test_band_quantiles_of_a_group_shrunk_towards_its_family_by_hand():
     # A alone (no family to lean on) would have given the narrower p90 of its own rows, 0.3
     alone = ErrorModel(replace(m.table, rows=m.table.rows[:4]), FAMILIES)
     assert alone.quantile("A", "vllm", "measured", "tpot", 0.9) == 0.3
+
+
+def test_the_rows_behind_a_confidence_factor_by_hand():
+    """(A, vllm)'s weights above: four rows at 17/98, three at 10/98. Kish's effective rows
+    (sum w)^2 / sum w^2 = 98^2 / (4 x 17^2 + 3 x 10^2) = 9604 / 1456 = 6.59615; beyond the 0.9
+    quantile (and below the 0.1) lie 10 % of them, 0.659615 rows' worth: fewer than
+    TAIL_ROWS_MIN, the factor is an extrapolation. Seven rows of equal weight: 7 rows, 0.7 at 0.9."""
+    from sizer.evidence import TAIL_ROWS_MIN
+
+    m = _hand_model()
+    assert confidence_tail_rows(m, "A", "vllm", "measured", 0.5) == (None, None)
+    for q in (0.9, 0.1):
+        assert confidence_tail_rows(m, "A", "vllm", "measured", q) == pytest.approx((0.659615, 0.659615), abs=1e-6)
+    assert confidence_tail_rows(m, "A", "vllm", "measured", 0.9)[1] < TAIL_ROWS_MIN
+    same = ErrorModel(replace(m.table, rows=tuple(replace(r, device="A", config=f"c{i}") for i, r in enumerate(m.table.rows))), FAMILIES)
+    assert confidence_tail_rows(same, "A", "vllm", "measured", 0.9) == pytest.approx((0.7, 0.7))
+    assert confidence_tail_rows(same, "A", "vllm", "measured", 0.6) == pytest.approx((2.8, 2.8))
 
 
 def test_a_group_without_rows_takes_within_group_errors_about_the_level_bias_spread_by_the_groups_biases():
@@ -595,3 +613,32 @@ def test_a_cost_band_end_where_a_pool_holds_its_slos_only_at_a_trickle_is_no_pla
     assert d["cost_usd_per_hour_p90"] is None and d["gpus_p90"] is None
     assert "holds the SLOs only at a trickle" in d["cost_band_note"] and "H100-SXM tp=2" in d["cost_band_note"]
     assert d["cost_usd_per_hour_p10"] is not None
+
+
+def test_a_plan_at_a_confidence_says_which_factors_rest_on_a_thin_tail(root):
+    # At 0.99 a group of tens of rows has less than one row's worth of its error beyond the
+    # quantile (MI300X's TTFT x3.92 on 0.2 rows' worth, 2026-12-06): the JSON gives every
+    # deployment's rows' worth, and the table's line lists exactly those below TAIL_ROWS_MIN.
+    from sizer.evidence import TAIL_ROWS_MIN
+
+    for q in ("0.9", "0.99"):
+        run = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--confidence", q, "--format", "json", "--as-of", "2026-12-01")
+        assert run.returncode == 0, run.stderr
+        d = json.loads(run.stdout)
+        thin = [
+            f"{x['device']} tp={x['tp']} {label} "
+            for x in d["deployments"]
+            for metric, label in (("ttft", "TTFT"), ("tpot", "step"))
+            if x["confidence_tail_rows"][metric] is not None and x["confidence_tail_rows"][metric] < TAIL_ROWS_MIN
+        ]
+        for x in d["deployments"] + d["alternatives"]:
+            assert set(x["confidence_tail_rows"]) == {"tpot", "ttft"}
+        table = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--confidence", q, "--as-of", "2026-12-01").stdout
+        line = next((l for l in table.splitlines() if "thin tail:" in l), None)
+        if q == "0.99":
+            assert thin, "a tail of tens of rows at 0.99 holds less than one row's worth"
+        assert (line is None) == (not thin)
+        for t in thin:
+            assert t in line
+    one_half = json.loads(_cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--format", "json", "--as-of", "2026-12-01").stdout)
+    assert one_half["deployments"][0]["confidence_tail_rows"] == {"tpot": None, "ttft": None}
