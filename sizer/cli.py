@@ -294,11 +294,15 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
 @click.option("--ttft-p99-s", "ttft_p99_s", default=None, help="TTFT p99 bounds, seconds: 0.5,1,2,4.")
 @click.option("--tpot-p99-s", "tpot_p99_s", default=None, help="TPOT p99 bounds, seconds: 0.03:0.1:8.")
 @click.option("--context-percentile", "context_percentile", default=None, help="Admission context percentiles: 90,95,99,99.9.")
+@click.option("--confidence", "confidence", default=None, help="Confidences (slo.confidence, 0 < Q < 1): 0.5,0.8,0.9,0.95.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @_sweep_time_limit_option
 @_plot_option("the cost of each device and of the plan against the swept parameter")
 @_prices_option
-def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, quiet, time_limit_s, plot_path, price_files) -> None:
+def sweep_cmd(
+    workload, fmt, output, catalog_dir, requests_per_s, scale, price_scale, price_device, ttft_p99_s, tpot_p99_s, context_percentile, confidence, quiet,
+    time_limit_s, plot_path, price_files,
+) -> None:
     """Plan WORKLOAD at each value of one parameter; report where the hardware choice flips.
 
     \b
@@ -306,6 +310,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
       sizer sweep workloads/chat-llama-3.1-70b.yaml --scale 0.5:4:8
       sizer sweep workloads/chat-llama-3.1-70b.yaml --price-scale 0.5:2:7 --price-device MI300X
       sizer sweep workloads/chat-llama-3.1-70b.yaml --tpot-p99-s 0.03,0.05,0.08
+      sizer sweep workloads/chat-llama-3.1-70b.yaml --confidence 0.5,0.8,0.9,0.95
     """
     from .report import render_sweep
     from .sweep import parse_values, sweep
@@ -317,6 +322,7 @@ def sweep_cmd(workload, fmt, output, catalog_dir, requests_per_s, scale, price_s
         "ttft_p99_s": ("--ttft-p99-s", ttft_p99_s),
         "tpot_p99_s": ("--tpot-p99-s", tpot_p99_s),
         "context_percentile": ("--context-percentile", context_percentile),
+        "confidence": ("--confidence", confidence),
     }
     chosen = [(k, opt, v) for k, (opt, v) in given.items() if v is not None]
     if len(chosen) != 1:

@@ -8,10 +8,12 @@ Parameters (one per sweep):
     ttft_p99_s           the TTFT p99 bound, seconds
     tpot_p99_s           the TPOT p99 bound, seconds
     context_percentile   the percentile of prompt + output lengths sequences are admitted against
+    confidence           slo.confidence: the quantile of the model's error every pool is sized to
+                         hold its SLOs at (0.5: the model's own estimate), what more certainty costs
 
 Traffic and price sweeps evaluate the candidates once (a replica's largest rate does not depend
-on the fleet's demand, nor on prices) and solve the program at each point; SLO and context sweeps
-re-evaluate at each point. The library never prints: `progress(done, total, value)` is called
+on the fleet's demand, nor on prices) and solve the program at each point; SLO, context and
+confidence sweeps re-evaluate at each point. The library never prints: `progress(done, total, value)` is called
 after each point.
 """
 
@@ -29,7 +31,7 @@ from .fleet import best_single_plans, build_problem, evaluate_ranges, single_pla
 from .optimize import DEFAULT_TIME_LIMIT_S, Plan, check_context, plan
 from .workload import MAX_REQUESTS_PER_S, MIN_REQUESTS_PER_S, Workload
 
-PARAMETERS = ("requests_per_s", "scale", "price_scale", "ttft_p99_s", "tpot_p99_s", "context_percentile")
+PARAMETERS = ("requests_per_s", "scale", "price_scale", "ttft_p99_s", "tpot_p99_s", "context_percentile", "confidence")
 _UNITS = {
     "requests_per_s": "req/s",
     "scale": "x traffic",
@@ -37,6 +39,7 @@ _UNITS = {
     "ttft_p99_s": "s",
     "tpot_p99_s": "s",
     "context_percentile": "percentile",
+    "confidence": "quantile",
 }
 
 
@@ -144,6 +147,10 @@ def _check(parameter: str, values: tuple[float, ...], option: str, workload: Wor
             if not 0 < v < 100:
                 raise InputError(f"{option}: expected percentiles > 0 and < 100, got {v:g}")
             continue
+        if parameter == "confidence":
+            if not 0 < v < 1:
+                raise InputError(f"{option}: expected numbers between 0 and 1 (0 < Q < 1), got {v:g}")
+            continue
         if v <= 0:
             raise InputError(f"{option}: expected values > 0, got {v:g}")
         if parameter in ("requests_per_s", "scale"):
@@ -221,6 +228,8 @@ def sweep(
             w = _with_slo(workload, "ttft_s", value)
         elif parameter == "tpot_p99_s":
             w = _with_slo(workload, "tpot_s", value)
+        elif parameter == "confidence":
+            w = replace(workload, slo=replace(workload.slo, confidence=value))
         else:
             w = replace(workload, memory=replace(workload.memory, context_percentile=value))
         points.append(_point(w, cat, value, evaluated, by_range, time_limit_s, deadline))

@@ -566,6 +566,7 @@ def flags_case(rng: random.Random) -> Case:
                 ("--ttft-p99-s", ["0.5,2", "1:4:3"]),
                 ("--tpot-p99-s", ["0.03,0.1", "0.05:0.2:3"]),
                 ("--context-percentile", ["90,99", "95"]),
+                ("--confidence", ["0.5,0.9", "0.6:0.95:3"]),
             ]
         )
         argv = ["sweep", "{dir}/w.yaml", option, _flag_value(rng, good), "--quiet", "--format", rng.choice(["json", "csv", "table"])]
@@ -789,7 +790,7 @@ def command_timeout_s(argv: list[str], per_command_s: float) -> float:
     """How long a command may run before it counts as a hang: `per_command_s`, sizer's default
     time limit and a margin; a sweep without --time-limit-s has the default per point."""
     if argv and argv[0] == "sweep" and _time_limit(argv) is None:
-        for option in ("--requests-per-s", "--scale", "--price-scale", "--ttft-p99-s", "--tpot-p99-s", "--context-percentile"):
+        for option in ("--requests-per-s", "--scale", "--price-scale", "--ttft-p99-s", "--tpot-p99-s", "--context-percentile", "--confidence"):
             if option in argv and argv.index(option) + 1 < len(argv):
                 text = argv[argv.index(option) + 1]
                 try:

@@ -196,6 +196,24 @@ def test_sweep_over_the_tpot_bound_reevaluates_and_never_gets_dearer_as_it_loose
         assert all(d.tpot_p99_s <= p.value * (1 + 1e-6) for d in p.plan.deployments)
 
 
+def test_sweep_over_the_confidence_reevaluates_and_never_gets_cheaper_as_it_rises(catalog, small):
+    # Above 0.5 a factor only grows with Q (evidence.confidence_factors: a quantile of the same
+    # errors), so each candidate's largest rate only falls and the cheapest plan only dearens;
+    # each point is the plan `sizer solve --confidence Q` makes (the same program, re-evaluated).
+    from dataclasses import replace
+
+    _, w, _ = small
+    result = sweep(w, catalog, "confidence", (0.5, 0.8, 0.9, 0.95))
+    assert result.unit == "quantile" and [p.value for p in result.points] == [0.5, 0.8, 0.9, 0.95]
+    costs = [p.plan.cost_usd_per_hour if p.plan is not None else math.inf for p in result.points]
+    assert costs == sorted(costs) and costs[0] < math.inf
+    for p in result.points:
+        alone = solve(replace(w, slo=replace(w.slo, confidence=p.value)), catalog)
+        assert p.plan is not None and alone.cost_usd_per_hour == pytest.approx(p.plan.cost_usd_per_hour)
+    with pytest.raises(InputError, match="between 0 and 1"):
+        sweep(w, catalog, "confidence", (0.5, 1.0), option="--confidence")
+
+
 def test_parse_sweep_values():
     assert parse_values("1,2,5", "--x") == (1.0, 2.0, 5.0)
     assert parse_values("0.5:4:8", "--scale") == (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)

@@ -204,6 +204,8 @@ def test_output_into_a_missing_folder_is_refused_before_any_work(tmp_path, capsy
         pytest.param(("--tpot-p99-s", "nan"), id="tpot-nan"),
         pytest.param(("--requests-per-s", "1e-300"), id="rate-tiny"),
         pytest.param(("--scale", "1:2:100000000"), id="too-many-points"),
+        pytest.param(("--confidence", "0.5,1"), id="confidence-1"),
+        pytest.param(("--confidence", "0"), id="confidence-0"),
     ],
 )
 def test_sweep_values_out_of_range_are_refused(capsys, args):
