@@ -493,6 +493,13 @@ at or below 0.03 (such knife edges) or at or above 0.10; the share lies between,
 geometric mean."""
 
 
+def below_edge_share(rate: float, estimate: float) -> bool:
+    """A positive rate under CONFIDENCE_EDGE_SHARE of the model's own estimate (NaN: not judged):
+    the SLOs hold there only at a trickle. Used by the rate search at a confidence and by the
+    cost band's ends (evidence.assess)."""
+    return 0 < rate < CONFIDENCE_EDGE_SHARE * estimate
+
+
 def _median_rates(workload: Workload, cap: Capacity, step, limits: Limits, deadline) -> np.ndarray:
     """Per candidate, its largest rate at confidence 0.5 (the unstretched step and limits), for
     those whose rate at the workload's confidence is positive and exact; NaN for the rest (the
@@ -514,7 +521,7 @@ def _with_capacity(
     if rate <= 0:
         reason = _latency_reason(cap.at_zero, j, workload, cap.zero_violations, m, engine.max_num_seqs, scales)
         return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
-    if median_rate_rps is not None and rate < CONFIDENCE_EDGE_SHARE * median_rate_rps:  # NaN: not judged
+    if median_rate_rps is not None and below_edge_share(rate, median_rate_rps):
         q = workload.slo.confidence
         at = "" if scales is None else f" (the model's error: TTFT x{scales[0] * scales[1]:.2f}, TPOT x{scales[1]:.2f})"
         reason = (

@@ -986,14 +986,6 @@ def resize(plan, ratios: dict[tuple[int, int], float], options: list, deadline=N
     return Resized(cost_usd_per_hour=solution.cost_usd_per_horizon / problem.hours, gpus=gpus)
 
 
-def _knife_edge(rate: float, estimate: float) -> bool:
-    """A band end's rate below candidates.CONFIDENCE_EDGE_SHARE of the model's own estimate: the
-    SLOs hold there only at a trickle, and a fleet sized on it follows the error's tail."""
-    from .candidates import CONFIDENCE_EDGE_SHARE
-
-    return 0 < rate < CONFIDENCE_EDGE_SHARE * estimate
-
-
 def assess(plan, catalog, *, baseline=None, deadline=None):
     """The plan with its evidence: per deployment and alternative, the rows behind it and the
     model's error on its nearest group, the 80 % band of its largest rate and its largest rate with
@@ -1002,7 +994,7 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
     costs."""
     from dataclasses import replace
 
-    from .candidates import demand_of
+    from .candidates import below_edge_share, demand_of
     from .efficiency import architecture_of, efficiency_table
     from .fleet import single_plan
 
@@ -1076,7 +1068,7 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
         dead = [rows[i].candidate.config.label() for i in range(k_plan) if rates[i] <= 0]
         if dead:
             return Resized(cost_usd_per_hour=None, gpus=None, reason=f"at the model's {end} error {', '.join(dead)} misses the SLOs even at a trickle of load")
-        edge = [i for i in range(k_plan) if _knife_edge(rates[i], rows[i].candidate.max_rate_rps)]
+        edge = [i for i in range(k_plan) if below_edge_share(rates[i], rows[i].candidate.max_rate_rps)]
         if edge:  # as a plan at that confidence would refuse it (candidates.CONFIDENCE_EDGE_SHARE)
             said = ", ".join(
                 f"{rows[i].candidate.config.label()} ({rates[i]:.3g} req/s, {rates[i] / rows[i].candidate.max_rate_rps:.1%} of its {rows[i].candidate.max_rate_rps:.3g})"
@@ -1098,7 +1090,7 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
             continue
         ends = []
         for rate in (rate_hi[i], rate_lo[i]):
-            if _knife_edge(rate, d.candidate.max_rate_rps):
+            if below_edge_share(rate, d.candidate.max_rate_rps):
                 ends.append(None)
                 continue
             scaled = replace(o, candidates=tuple(None if c is None else replace(c, max_rate_rps=c.max_rate_rps * rate / d.candidate.max_rate_rps) for c in o.candidates))

@@ -1484,20 +1484,24 @@ def solve(
     try:
         result = plan(workload, priced, evaluated, time_limit_s=time_limit_s, lp_path=lp_path, as_of=as_of, first_party_catalog=first_party, deadline=deadline)
     except InfeasibleError as exc:
-        q = workload.slo.confidence
-        if q == 0.5:
+        if workload.slo.confidence == 0.5:
             raise
-        # a conflict of constraints names no device: say which the confidence left out
-        listed = {d for d, _ in exc.reasons}
-        refused = [r for r in device_rejections(evaluated, workload.search.devices) if r.device not in listed]
-        also = "".join(f"; {r.device} has no configuration at {q:g}: {r.reason}" for r in refused)
-        raise InfeasibleError(
-            f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error{also}]", exc.reasons
-        ) from None
+        raise at_confidence(exc, workload, evaluated) from None
     try:
         return assess(result, priced, baseline=at_one_half, deadline=deadline)  # the bands within the command's limit too
     except SolverError:  # the plan stands; only its evidence ran out of time
         return replace(result, why=result.why + ". Cost band and evidence not computed: --time-limit-s reached")
+
+
+def at_confidence(exc: InfeasibleError, workload: Workload, evaluated: list[Evaluated]) -> InfeasibleError:
+    """No plan at a slo.confidence other than 0.5: the error says so, and, where it names no
+    device (a conflict of constraints), which devices have no configuration at that confidence
+    and why (the knife-edge rule, a zero-load latency past a bound)."""
+    q = workload.slo.confidence
+    listed = {d for d, _ in exc.reasons}
+    refused = [r for r in device_rejections(evaluated, workload.search.devices) if r.device not in listed]
+    also = "".join(f"; {r.device} has no configuration at {q:g}: {r.reason}" for r in refused)
+    return InfeasibleError(f"{exc} [sized at confidence {q:g}: every pool holds its SLOs at the {q:g} quantile of the latency model's error{also}]", exc.reasons)
 
 
 def check_context(workload: Workload) -> None:

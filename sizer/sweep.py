@@ -28,7 +28,7 @@ from .catalog import Catalog
 from .deadline import Deadline
 from .errors import InfeasibleError, InputError, SolverError
 from .fleet import best_single_plans, build_problem, evaluate_ranges, single_plan, size_ranges
-from .optimize import DEFAULT_TIME_LIMIT_S, Plan, check_context, plan
+from .optimize import DEFAULT_TIME_LIMIT_S, Plan, at_confidence, check_context, plan
 from .workload import MAX_REQUESTS_PER_S, MIN_REQUESTS_PER_S, Workload
 
 PARAMETERS = ("requests_per_s", "scale", "price_scale", "ttft_p99_s", "tpot_p99_s", "context_percentile", "confidence")
@@ -241,6 +241,7 @@ def sweep(
 def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, time_limit_s, sweep_deadline: Deadline | None) -> SweepPoint:
     """One point within its own time limit, or what is left of the sweep's deadline if sooner."""
     costs: tuple[tuple[str, float | None], ...] = ()
+    ev = None
     left = None if sweep_deadline is None else sweep_deadline.remaining_s()
     deadline = Deadline(time_limit_s if left is None else min(left, time_limit_s or left))
     try:
@@ -253,6 +254,8 @@ def _point(w: Workload, catalog: Catalog, value: float, evaluated, by_range, tim
         costs = tuple((d, singles[d].cost_usd_per_hour if d in singles and singles[d].feasible else None) for d in devices)
         p = plan(w, catalog, ev, time_limit_s=time_limit_s, problem=problem, analyse_constraints=False, alternatives=False, single_plans=plans, deadline=deadline)
     except InfeasibleError as exc:
+        if w.slo.confidence != 0.5 and ev is not None:
+            exc = at_confidence(exc, w, ev)
         return SweepPoint(value=value, status="infeasible", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)
     except SolverError as exc:
         return SweepPoint(value=value, status="time_limit", plan=None, reason=str(exc), device_costs_usd_per_hour=costs)

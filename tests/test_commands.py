@@ -21,6 +21,7 @@ from sizer.sweep import parse_values, sweep
 from sizer.workload import load_workload
 
 from .test_bad_input import assert_one_line_error, run_sizer
+from .conftest import ROOT
 
 SMALL = """\
 name: small
@@ -212,6 +213,17 @@ def test_sweep_over_the_confidence_reevaluates_and_never_gets_cheaper_as_it_rise
         assert p.plan is not None and alone.cost_usd_per_hour == pytest.approx(p.plan.cost_usd_per_hour)
     with pytest.raises(InputError, match="between 0 and 1"):
         sweep(w, catalog, "confidence", (0.5, 1.0), option="--confidence")
+
+
+def test_a_confidence_sweeps_point_without_a_plan_says_which_devices_the_confidence_refused(catalog):
+    # limited's GPUs are capped; at 0.9 its A100 pools hold the SLOs only at a trickle (as
+    # `sizer solve --confidence 0.9` says, tests/test_evidence.py): the sweep's point says so too
+    from sizer.workload import load_workload as load
+
+    w = load(ROOT / "workloads" / "limited-llama-3.1-70b.yaml", catalog)
+    (point,) = sweep(w, catalog, "confidence", (0.9,)).points
+    assert point.status == "infeasible" and point.plan is None
+    assert "[sized at confidence 0.9" in point.reason and "A100-80GB has no configuration at 0.9" in point.reason
 
 
 def test_parse_sweep_values():
