@@ -107,6 +107,30 @@ def _as_of_option(f):
     )(f)
 
 
+_confidence_option = click.option(
+    "--confidence",
+    type=float,
+    default=None,
+    help="Size every pool so its SLOs hold at this quantile of the latency model's error for its device (0 < Q < 1; default: the workload's slo.confidence, else 0.5, the model's own estimate).",
+)
+
+
+def _check_confidence(confidence: float | None) -> None:
+    if confidence is not None and not 0 < confidence < 1:
+        from .errors import FieldValueError
+
+        raise FieldValueError(f"--confidence: expected a number between 0 and 1 (0 < Q < 1), got {confidence:g}")
+
+
+def _at_confidence(w, confidence: float | None):
+    """The workload at --confidence, where given (over its slo.confidence)."""
+    if confidence is None:
+        return w
+    from dataclasses import replace
+
+    return replace(w, slo=replace(w.slo, confidence=confidence))
+
+
 def _load(catalog_dir: Path | None, price_files: tuple[Path, ...] = ()):
     """The catalog, with the user's --prices files laid over it."""
     return load_price_files(load_catalog(catalog_dir), price_files)
@@ -197,12 +221,7 @@ def _plot_option(what: str):
 @_plot_option("the per-GPU memory of the plan's deployments")
 @_prices_option
 @_as_of_option
-@click.option(
-    "--confidence",
-    type=float,
-    default=None,
-    help="Size every pool so its SLOs hold at this quantile of the latency model's error for its device (0 < Q < 1; default: the workload's slo.confidence, else 0.5, the model's own estimate).",
-)
+@_confidence_option
 def solve_cmd(
     workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, write_lp_path: str | None, time_limit_s: float, plot_path: str | None,
     price_files: tuple[Path, ...], as_of, confidence: float | None,
@@ -217,21 +236,14 @@ def solve_cmd(
       sizer solve workloads/chat-llama-3.1-70b.yaml --confidence 0.9
     """
     deadline = Deadline(time_limit_s)  # the whole command, from here
-    if confidence is not None and not 0 < confidence < 1:
-        from .errors import FieldValueError
-
-        raise FieldValueError(f"--confidence: expected a number between 0 and 1 (0 < Q < 1), got {confidence:g}")
+    _check_confidence(confidence)
     if plot_path:
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
-    w = load_workload(workload, catalog)
+    w = _at_confidence(load_workload(workload, catalog), confidence)
     _warn(w.warnings)
-    if confidence is not None:
-        from dataclasses import replace
-
-        w = replace(w, slo=replace(w.slo, confidence=confidence))
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
         from .plots import plot_memory
@@ -255,7 +267,11 @@ def solve_cmd(
 @_plot_option("the cost-latency Pareto front of every feasible configuration")
 @_prices_option
 @_as_of_option
-def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None, price_files: tuple[Path, ...], as_of) -> None:
+@_confidence_option
+def compare_cmd(
+    workload: Path, fmt: str, output: str | None, catalog_dir: Path | None, sort: str, per_provider: bool, plot_path: str | None,
+    price_files: tuple[Path, ...], as_of, confidence: float | None,
+) -> None:
     """Best single-configuration fleet on every device of WORKLOAD's search, or why none serves.
 
     \b
@@ -263,16 +279,18 @@ def compare_cmd(workload: Path, fmt: str, output: str | None, catalog_dir: Path 
       sizer compare workloads/chat-llama-3.1-70b.yaml
       sizer compare workloads/chat-llama-3.1-70b.yaml --per-provider --sort cost_per_hour
       sizer compare workloads/chat-llama-3.1-70b.yaml --format markdown
+      sizer compare workloads/chat-llama-3.1-70b.yaml --confidence 0.9
     """
     from .compare import compare, comparison_rows, pareto_points
     from .report import render_comparison
 
+    _check_confidence(confidence)
     if plot_path:
         from .plots import check_plot_path
 
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
-    w = load_workload(workload, catalog)
+    w = _at_confidence(load_workload(workload, catalog), confidence)
     _warn(w.warnings)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:

@@ -969,6 +969,7 @@ def comparison_to_dict(comparison, rows: list[dict[str, Any]], as_of=None) -> di
         "workload": w.name,
         "workload_path": str(w.path),
         "requests_per_s": w.traffic.requests_per_s,
+        "confidence": w.slo.confidence,
         "as_of": as_of.isoformat() if as_of is not None else None,
         "rows": rows,
         "warnings": list(w.warnings),
@@ -988,7 +989,9 @@ def render_comparison(comparison, rows: list[dict[str, Any]], fmt: str, as_of=No
     feasible = [{**r, "evidence_short": evidence_short(r.get("evidence"))} for r in rows if r["feasible"]]
     infeasible = [r for r in rows if not r["feasible"]]
     rate = f"{w.traffic.requests_per_s:g} req/s" + (" at the peak hour of the daily profile" if w.traffic.profile_rps else "")
-    head = f"{w.name}: best single-configuration fleet per device for {rate}"
+    head = f"{w.name}: best single-configuration fleet per device for {rate}" + (
+        f", every pool sized to hold its SLOs at the {w.slo.confidence:g} quantile of the model's error" if w.slo.confidence != 0.5 else ""
+    )
     cols = _compare_columns(comparison)
     if fmt == "markdown":
         out = f"# {head}\n\n" + (markdown_table(feasible, cols) if feasible else "No device can serve this workload.\n")

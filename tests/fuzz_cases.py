@@ -557,6 +557,8 @@ def flags_case(rng: random.Random) -> Case:
         argv = ["compare", "{dir}/w.yaml", "--format", rng.choice(["json", "table", "markdown"]), "--sort", rng.choice(["cost", "gpus", "ttft", "headroom", "bogus"])]
         if rng.random() < 0.3:
             argv.append("--per-provider")
+        if rng.random() < 0.2:
+            argv += ["--confidence", _flag_value(rng, ["0.1", "0.5", "0.9", "0.99"])]
     elif command == "sweep":
         option, good = rng.choice(
             [

@@ -642,3 +642,24 @@ def test_a_plan_at_a_confidence_says_which_factors_rest_on_a_thin_tail(root):
             assert t in line
     one_half = json.loads(_cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--format", "json", "--as-of", "2026-12-01").stdout)
     assert one_half["deployments"][0]["confidence_tail_rows"] == {"tpot": None, "ttft": None}
+
+
+def test_compare_at_a_confidence_gives_each_devices_fleet_that_solve_gives_at_it(root):
+    # `sizer compare --confidence Q` sizes every device's fleet as `sizer solve --confidence Q`
+    # does: the plan's device and each alternative cost the same in both; A100-80GB, refused at
+    # 0.9 by the knife-edge rule, is among compare's devices that cannot serve, with that reason.
+    args = ("workloads/chat-llama-3.1-70b.yaml", "--confidence", "0.9", "--format", "json", "--as-of", "2026-12-01")
+    cmp_run, solve_run = _cli(root, "compare", *args), _cli(root, "solve", *args)
+    assert cmp_run.returncode == 0 and solve_run.returncode == 0, cmp_run.stderr + solve_run.stderr
+    rows, plan = json.loads(cmp_run.stdout), json.loads(solve_run.stdout)
+    assert rows["confidence"] == 0.9
+    by_device = {r["device"]: r for r in rows["rows"]}
+    single = [plan] if len(plan["deployments"]) == 1 else []
+    for d in [*(p["deployments"][0] for p in single), *plan["alternatives"]]:
+        assert by_device[d["device"]]["cost_usd_per_hour"] == pytest.approx(d["cost_usd_per_hour"]), d["device"]
+    refused = {r["device"]: r["reason"] for r in rows["rows"] if not r["feasible"]}
+    assert {r["device"] for r in plan["rejected"]} == set(refused)
+    table = _cli(root, "compare", "workloads/chat-llama-3.1-70b.yaml", "--confidence", "0.9", "--as-of", "2026-12-01").stdout
+    assert "at the 0.9 quantile of the model's error" in table.splitlines()[0]
+    bad = _cli(root, "compare", "workloads/chat-llama-3.1-70b.yaml", "--confidence", "1.5")
+    assert bad.returncode == 7 and len(bad.stderr.strip().splitlines()) == 1 and "--confidence" in bad.stderr
