@@ -489,8 +489,8 @@ replica count follows the last few per cent of slack, not the load, and a step o
 quantile moves it tenfold. Limited's 0.9 plan took 360 A100 tp=8 replicas at 0.06 req/s each
 (2,880 GPUs for 40 req/s) on the nine A100 rows' TTFT error, where a measurement of one A100
 would settle it. On the eight shipped workloads at 0.9 the ratio of the two rates falls either
-at or below 0.03 (such knife edges) or at or above 0.10; the share lies between, at their
-geometric mean."""
+at or below 0.041 (such knife edges: A100 tp=8 for chat and limited 0.034, daily's L40S tp=2
+0.039-0.041) or at or above 0.102 (api's L40S tp=2); the share lies in that gap."""
 
 
 def below_edge_share(rate: float, estimate: float) -> bool:
