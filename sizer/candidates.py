@@ -490,7 +490,8 @@ quantile moves it tenfold. Limited's 0.9 plan took 360 A100 tp=8 replicas at 0.0
 (2,880 GPUs for 40 req/s) on the nine A100 rows' TTFT error, where a measurement of one A100
 would settle it. On the eight shipped workloads at 0.9 the ratio of the two rates falls either
 at or below 0.041 (such knife edges: A100 tp=8 for chat and limited 0.034, daily's L40S tp=2
-0.039-0.041) or at or above 0.102 (api's L40S tp=2); the share lies in that gap."""
+0.039-0.041) or at or above 0.102 (api's L40S tp=2); the share lies in that gap
+(benchmarks/confidence_edges.py prints them)."""
 
 
 def below_edge_share(rate: float, estimate: float) -> bool:
