@@ -664,17 +664,26 @@ def _nearness(d: Distribution | None) -> int:
     return LEVELS.index(d.levels[0].name) if d is not None and d.levels else len(LEVELS)
 
 
+def _step_distribution(model: ErrorModel, device: str, engine: str, basis: str) -> tuple[str | None, Distribution | None]:
+    """The metric a step's error is read from, and its distribution: output throughput where its
+    rows are nearer the device than TPOT's (error_factors), else TPOT; (None, None) with neither."""
+    dt = model.distribution(device, engine, basis, "tpot")
+    dr = model.distribution(device, engine, basis, "throughput")
+    if dr is not None and _nearness(dr) < _nearness(dt):
+        return "throughput", dr
+    return ("tpot", dt) if dt is not None else (None, None)
+
+
 def error_factors(model: ErrorModel, device: str, engine: str, basis: str, p: float) -> tuple[float, float] | None:
     """(k_tpot, k_ttft) = exp(p quantile of the log error of TPOT, of TTFT): the step time and the
     TTFT are k times the predicted ones at that quantile. The step's error comes from output
     throughput instead where its rows are nearer the device than TPOT's (throughput-only rows,
     such as MLPerf Offline's): a step k times as long gives 1/k the throughput, so k =
     exp(-(1 - p) quantile of the throughput error). None when no row measures any."""
-    dt = model.distribution(device, engine, basis, "tpot")
-    dr = model.distribution(device, engine, basis, "throughput")
-    if dr is not None and _nearness(dr) < _nearness(dt):
+    metric, _ = _step_distribution(model, device, engine, basis)
+    if metric == "throughput":
         k = math.exp(-model.quantile(device, engine, basis, "throughput", 1.0 - p))
-    elif dt is not None:
+    elif metric == "tpot":
         k = math.exp(model.quantile(device, engine, basis, "tpot", p))
     else:
         k = None
@@ -719,9 +728,7 @@ def confidence_tail_rows(model: ErrorModel, device: str, engine: str, basis: str
     if q == 0.5:
         return (None, None)
     share = 1.0 - q if q > 0.5 else q
-    dt = model.distribution(device, engine, basis, "tpot")
-    dr = model.distribution(device, engine, basis, "throughput")
-    step = dr if dr is not None and _nearness(dr) < _nearness(dt) else dt
+    _, step = _step_distribution(model, device, engine, basis)
     out = []
     for d in (step, model.distribution(device, engine, basis, "ttft")):
         n = _effective_rows(d)
