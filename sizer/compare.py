@@ -91,7 +91,8 @@ def _row_from(problem: FleetProblem, catalog: Catalog, sp: SinglePlan, providers
 
 def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[CompareRow]:
     from .efficiency import architecture_of, efficiency_table
-    from .evidence import basis_of, error_model, evidence_of, measured_devices
+    from .candidates import demand_of
+    from .evidence import basis_of, error_model, evidence_of, measured_devices, measured_prompt_tokens
 
     pending = [r for r in rows if isinstance(r, tuple)]
     built = iter(build_deployments(catalog, [single_spec(problem, sp) for sp, _ in pending]))
@@ -100,6 +101,8 @@ def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[Compare
     measured = measured_devices(table)
     arch = architecture_of(problem.workload.model)
     engine = problem.workload.engine
+    prompts = measured_prompt_tokens(catalog)
+    p99 = float(demand_of(problem.workload).prompt.quantile(99.0))
     out = []
     for r in rows:
         if isinstance(r, CompareRow):
@@ -114,7 +117,7 @@ def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[Compare
                 reason=None,
                 deployment=next(built),
                 cost_usd_per_day=sp.cost_usd_per_hour * 24,
-                evidence=evidence_of(model, sp.option.device, engine, basis_of(sp.option.device, measured), architecture=arch, table=table),
+                evidence=evidence_of(model, sp.option.device, engine, basis_of(sp.option.device, measured), architecture=arch, table=table, prompt_tokens_p99=p99, prompts=prompts),
             )
         )
     return out

@@ -590,6 +590,17 @@ class Evidence:
     throughput_median_ape: float | None
     architecture: str = ""  # the model's kind as the factors are fitted: dense, moe, mla_moe (efficiency.architecture_of)
     device_architecture_fit_rows: int | None = None  # fit rows of the device with a model of that kind (any engine, format)
+    prompt_tokens_p99: float | None = None  # the deployment's own p99 prompt (its request-size range's traffic)
+    measured_prompt_tokens_max: float | None = None  # the longest prompt measured on the device (measured_prompt_tokens)
+    measured_prompt_scope: str | None = None  # "device+engine", "device" (under other engines) or None: none measured
+
+    @property
+    def prompts_beyond_measured(self) -> float | None:
+        """The p99 prompt over the longest measured, where above 1 (an extrapolation), else None."""
+        if self.basis != BASIS_LABEL["measured"] or not self.prompt_tokens_p99 or not self.measured_prompt_tokens_max:
+            return None
+        ratio = self.prompt_tokens_p99 / self.measured_prompt_tokens_max
+        return ratio if ratio > 1.0 else None
 
     def as_dict(self) -> dict:
         return {
@@ -598,6 +609,10 @@ class Evidence:
             "device_engine_rows": self.device_engine_rows,
             "architecture": self.architecture or None,
             "device_architecture_fit_rows": self.device_architecture_fit_rows,
+            "prompt_tokens_p99": _round(self.prompt_tokens_p99, 0),
+            "measured_prompt_tokens_max": _round(self.measured_prompt_tokens_max, 0),
+            "measured_prompt_scope": self.measured_prompt_scope,
+            "prompts_beyond_measured": _round(self.prompts_beyond_measured, 2),
             "group": self.group,
             "group_label": self.group_label,
             "group_rows": self.group_rows,
@@ -627,12 +642,62 @@ def architecture_fit_rows(table, device: str, architecture: str) -> int:
     return total
 
 
-def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, architecture: str = "", table=None) -> Evidence:
+_PROMPTS_CACHE: dict[str, dict[tuple[str, str], float]] = {}
+
+
+def measured_prompt_tokens(catalog) -> dict[tuple[str, str], float]:
+    """(device, engine) -> the longest prompt a shipped measurement row ran on that device under
+    that engine, fit and scoring rows alike (a row of a named dataset: its prompts' 99th
+    percentile; a batch or closed loop of fixed lengths: its isl); (device, "") -> the longest
+    under any engine. Rows whose device the catalog does not hold, or that do not parse, count
+    for nothing. The fitted factors describe the prefill of those lengths; a plan's prompts
+    longer than them extrapolate it (attention grows with the square of the prompt), and the
+    evidence says so (Evidence.prompts_beyond_measured). Cached per catalog directory."""
+    from .measurements import _catalog_gpu, shipped_rows
+
+    root = str(Path(catalog.root).resolve())
+    if root in _PROMPTS_CACHE:
+        return _PROMPTS_CACHE[root]
+    mdir = Path(catalog.root) / "measurements"
+    rows = shipped_rows(mdir) if mdir.is_dir() else []
+    out: dict[tuple[str, str], float] = {}
+    p99: dict[str, float | None] = {}
+    for r in rows:
+        if r.invalid:
+            continue
+        gpu = _catalog_gpu(r.system, catalog)
+        if gpu is None:
+            continue
+        if r.dataset:
+            if r.dataset not in p99:
+                from .datasets import dataset
+                from .errors import SizerError
+
+                try:
+                    p99[r.dataset] = float(dataset(r.dataset, catalog.root).prompt.quantile(99.0))
+                except SizerError:
+                    p99[r.dataset] = None
+            tokens = p99[r.dataset]
+        else:
+            tokens = float(r.isl) if r.isl else None
+        if not tokens:
+            continue
+        for key in ((gpu.name, r.engine), (gpu.name, "")):
+            out[key] = max(out.get(key, 0.0), tokens)
+    _PROMPTS_CACHE[root] = out
+    return out
+
+
+def evidence_of(
+    model: ErrorModel, device: str, engine: str, basis: str, *, architecture: str = "", table=None, prompt_tokens_p99: float | None = None, prompts: dict | None = None
+) -> Evidence:
     """Counts of the device's scoring rows, and the median absolute percentage errors of TPOT,
     TTFT and throughput over the nearest group with rows (device+engine, device, family, vendor,
     all), under the device's basis. APE = |predicted - measured| / measured = |exp(-e) - 1|.
     With the model's `architecture` and the efficiency `table`: the device's fit rows of that kind
-    (architecture_fit_rows)."""
+    (architecture_fit_rows). With the deployment's p99 prompt and `prompts`
+    (measured_prompt_tokens): the longest prompt measured on the device under the engine, else
+    under any engine (`measured_prompt_scope` says which)."""
     d = model._is("device", device)
     levels = model.levels(device, engine)
     ape: dict[str, float | None] = {m: None for m in METRICS}
@@ -644,6 +709,12 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, arch
             e = model.values[basis][lev.mask, k]
             e = e[np.isfinite(e)]
             ape[m] = float(np.percentile(np.abs(np.exp(-e) - 1.0) * 100.0, 50, method="linear")) if e.size else None
+    longest, scope = None, None
+    if prompts is not None:
+        if (device, engine) in prompts:
+            longest, scope = prompts[(device, engine)], "device+engine"
+        elif (device, "") in prompts:
+            longest, scope = prompts[(device, "")], "device"
     return Evidence(
         basis=BASIS_LABEL[basis],
         device_rows=int(d.sum()),
@@ -656,6 +727,9 @@ def evidence_of(model: ErrorModel, device: str, engine: str, basis: str, *, arch
         throughput_median_ape=ape["throughput"],
         architecture=architecture,
         device_architecture_fit_rows=architecture_fit_rows(table, device, architecture) if table is not None and architecture else None,
+        prompt_tokens_p99=prompt_tokens_p99,
+        measured_prompt_tokens_max=longest,
+        measured_prompt_scope=scope,
     )
 
 
@@ -1014,7 +1088,9 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
     n = len(rows)
     basis = [basis_of(d.candidate.config.device, measured) for d in rows]
     arch = architecture_of(w.model)
-    ev = [evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, table=table) for d, b in zip(rows, basis)]
+    prompts = measured_prompt_tokens(catalog)
+    p99 = [float(demand_of(_deployment_workload(plan, d)[1]).prompt.quantile(99.0)) for d in rows]
+    ev = [evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, table=table, prompt_tokens_p99=q, prompts=prompts) for d, b, q in zip(rows, basis, p99)]
     lo = [error_factors(model, d.candidate.config.device, engine, b, BAND[1]) if model.n else None for d, b in zip(rows, basis)]
     hi = [error_factors(model, d.candidate.config.device, engine, b, BAND[0]) if model.n else None for d, b in zip(rows, basis)]
     conf = [confidence_factors(model, d.candidate.config.device, engine, b, w.slo.confidence) if model.n else (1.0, 1.0) for d, b in zip(rows, basis)]

@@ -169,7 +169,29 @@ def evidence_short(e: dict[str, Any] | None) -> str | None:
     if e["basis"] != "measured":
         return "datasheet"
     cell = rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine"
-    return cell + (", other models" if e.get("device_architecture_fit_rows") == 0 else "")
+    cell += ", other models" if e.get("device_architecture_fit_rows") == 0 else ""
+    return cell + (", longer prompts" if e.get("prompts_beyond_measured") else "")
+
+
+def prompt_extrapolation_lines(rows: list[dict[str, Any]], engine: str) -> list[str]:
+    """One line per deployment whose p99 prompt is longer than any measured on its device
+    (evidence.measured_prompt_tokens): its prefill and TTFT are the fitted factors carried past
+    the lengths they were fitted on."""
+    out = []
+    for d in rows:
+        e = d.get("evidence") or {}
+        ratio = e.get("prompts_beyond_measured")
+        if not ratio:
+            continue
+        from .engines import ENGINES
+
+        label = ENGINES[engine].label if engine in ENGINES else engine
+        where = f"{d['device']} under {label}" if e["measured_prompt_scope"] == "device+engine" else f"{d['device']} (under another engine; none under {label})"
+        out.append(
+            f"evidence  {d['device']} tp={d['tp']}: the p99 prompt, {e['prompt_tokens_p99']:,.0f} tokens, is {ratio:.1f}x the longest measured on "
+            f"{where}, {e['measured_prompt_tokens_max']:,.0f}: its prefill and TTFT extrapolate the fitted factors past the lengths they were fitted on"
+        )
+    return out
 
 
 def plan_assessment_fields(plan: Plan) -> dict[str, Any]:
@@ -640,6 +662,8 @@ def plan_table(plan: Plan) -> str:
         out.write(line + "\n")
     out.write(text_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
+    for line in prompt_extrapolation_lines(data["deployments"], plan.workload.engine):
+        out.write(line + "\n")
     for d in data["deployments"]:
         if d["instance_note"]:
             out.write(f"instance  {d['instance_note']}\n")
@@ -670,6 +694,8 @@ def plan_markdown(plan: Plan) -> str:
         out.write(f"    {line}\n" if line else "\n")
     out.write("\n## Plan\n\n" + markdown_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)))
     out.write(f"\n{plan.why}\n")
+    for line in prompt_extrapolation_lines(data["deployments"], plan.workload.engine):
+        out.write(f"\n{line.removeprefix('evidence  ')}\n")
     out.write("\n```\n" + "\n".join(d["launch_command"] for d in data["deployments"]) + "\n```\n")
     for title, key, cols in (
         ("Constraints", "constraints", _CONSTRAINT_COLUMNS),

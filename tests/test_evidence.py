@@ -663,3 +663,68 @@ def test_compare_at_a_confidence_gives_each_devices_fleet_that_solve_gives_at_it
     assert "at the 0.9 quantile of the model's error" in table.splitlines()[0]
     bad = _cli(root, "compare", "workloads/chat-llama-3.1-70b.yaml", "--confidence", "1.5")
     assert bad.returncode == 7 and len(bad.stderr.strip().splitlines()) == 1 and "--confidence" in bad.stderr
+
+
+def test_the_longest_measured_prompt_per_device_and_engine_by_hand(catalog, tmp_path):
+    """evidence.measured_prompt_tokens over a small measurement table: the longest fixed prompt
+    per (device, engine) and per device under any engine; a row of a named dataset counts its
+    prompts' 99th percentile (mlperf-llama2-70b's, from the shipped datasets.yaml); a row whose
+    system the catalog does not hold, and a row that does not parse, count for nothing."""
+    from sizer.datasets import dataset
+    from sizer.evidence import measured_prompt_tokens
+
+    mdir = tmp_path / "measurements"
+    mdir.mkdir()
+    head = "id,model_path,system,backend,precision,kind,dataset,isl,osl,concurrency,request_rate_rps,tp_size,num_prompts,silicon_ttft_ms,silicon_tpot_ms\n"
+    (mdir / "m.csv").write_text(
+        head
+        + "a,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,1024,1024,8,,2,,300,20\n"
+        + "b,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,8192,1024,8,,2,,900,25\n"
+        + "c,meta-llama/Llama-3.1-70B,b200_sxm,sglang,fp8,concurrency,,2048,1024,8,,2,,400,20\n"
+        + "d,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,rate,mlperf-llama2-70b,,,,10,8,,1000,150\n"
+        + "e,meta-llama/Llama-3.1-70B,tpu_v9,vllm,fp8,concurrency,,65536,1024,8,,2,,300,20\n"
+        + "f,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,99999,1024,128,,2,100,300,20\n"
+    )
+
+    class Catalog:  # the shipped GPUs, this table
+        root = str(tmp_path)
+        gpu = staticmethod(catalog.gpu)
+        gpus = catalog.gpus
+
+    got = measured_prompt_tokens(Catalog())
+    mlperf_p99 = float(dataset("mlperf-llama2-70b", catalog.root).prompt.quantile(99.0))
+    assert 500 < mlperf_p99 < 4096
+    assert got == {
+        ("B200", "vllm"): 8192.0,
+        ("B200", "sglang"): 2048.0,
+        ("B200", ""): 8192.0,  # row f (100 prompts for 128 clients) does not parse
+        ("MI300X", "vllm"): mlperf_p99,
+        ("MI300X", ""): mlperf_p99,
+    }
+
+
+def test_a_plan_whose_prompts_are_longer_than_any_measured_on_its_device_says_so(root):
+    """rag-llama-3.1-70b-32k's p99 prompt is 30,000 tokens; the longest prompt measured on B200
+    under vLLM is 8,192 (InferenceX's 8k/1k runs): the plan's evidence carries both and their
+    ratio, 3.66, the table's evidence cell adds `longer prompts` and a line under the plan says
+    what is extrapolated. MI300X has vLLM runs of 128,000-token prompts (dstack's Llama-3.1-405B
+    single-request sweep): no ratio. The chat workload's prompts (p99 6,000) are inside its
+    plan's device's measured lengths (H100-SXM: 32,784 under vLLM): no line under the plan, but
+    its L40S alternative's vLLM rows are MLPerf's (p99 prompt 791 tokens): its cell says so."""
+    out = json.loads(_cli(root, "solve", "workloads/rag-llama-3.1-70b-32k.yaml", "--format", "json", "--as-of", "2026-12-01").stdout)
+    ev = {d["device"]: d["evidence"] for d in out["deployments"] + out["alternatives"]}
+    assert out["deployments"][0]["device"] == "B200"
+    b200 = ev["B200"]
+    assert (b200["prompt_tokens_p99"], b200["measured_prompt_tokens_max"], b200["measured_prompt_scope"]) == (30000, 8192, "device+engine")
+    assert b200["prompts_beyond_measured"] == pytest.approx(30000 / 8192, abs=0.005)
+    assert ev["MI300X"]["measured_prompt_tokens_max"] == 128000 and ev["MI300X"]["prompts_beyond_measured"] is None
+    table = _cli(root, "solve", "workloads/rag-llama-3.1-70b-32k.yaml", "--as-of", "2026-12-01").stdout
+    lines = table.splitlines()
+    assert any(line.startswith("B200 ") and line.rstrip().endswith("longer prompts") for line in lines)
+    said = [line for line in lines if line.startswith("evidence  B200 tp=")]
+    assert len(said) == 1 and "30,000 tokens, is 3.7x the longest measured on B200 under vLLM, 8,192" in said[0]
+    assert not any(line.startswith("MI300X ") and "longer prompts" in line for line in lines)
+    chat = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--as-of", "2026-12-01").stdout.splitlines()
+    assert not any(line.startswith("evidence  ") for line in chat)
+    assert any(line.startswith("H100-SXM ") and not line.rstrip().endswith("longer prompts") for line in chat)
+    assert any(line.startswith("L40S ") and line.rstrip().endswith("longer prompts") for line in chat)
