@@ -89,7 +89,7 @@ PRIOR_CONFIGURATIONS = 5.0
 """Configurations a group needs to weigh as much as its parent (w = c / (c + 5))."""
 BAND = (0.1, 0.9)
 BAND_TOLERANCE = 0.02  # relative precision of the rates at a band's ends (the model's own search: 0.01)
-RESIDUALS_VERSION = 2  # bump when the residuals' definition changes: stored files then no longer match
+RESIDUALS_VERSION = 3  # bump when the residuals' definition changes: stored files then no longer match (3: prompt_tokens_max)
 RESIDUALS_FILE = "residuals.json"
 _DIGITS = 6
 
@@ -123,6 +123,8 @@ class ResidualTable:
     fingerprint: str
     source: str  # the efficiency table and measurements they were computed with
     computed: str = ""  # "stored" (the catalog's residuals.json), "cache" or "now"
+    # (device, engine, tokens): the longest prompt among the modelled rows, fit and scoring (measured_prompts)
+    prompt_tokens_max: tuple[tuple[str, str, float], ...] = ()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -210,6 +212,7 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     if rows is None:
         mdir = Path(catalog.root) / "measurements"
         rows, roles = shipped_split(catalog, mdir) if mdir.is_dir() else ([], {})
+    prompts = measured_prompts(rows, catalog)
     score = [r for r in rows if roles is None or roles.get(r.row_id) == "score"]
     repeated = copies(score)  # a run exported twice is one scoring figure, not two
     score = [r for r in score if r.row_id not in repeated]
@@ -235,7 +238,7 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     out.sort(key=lambda x: x.row_id)
     eff = Path(table.path).name if table.path else "an in-memory efficiency table"
     source = f"{eff} (fitted {table.fitted or '?'}) on the {len(out)} scoring rows of measurements/"
-    return ResidualTable(rows=tuple(out), fingerprint=fingerprint(catalog.root), source=source, computed="now")
+    return ResidualTable(rows=tuple(out), fingerprint=fingerprint(catalog.root), source=source, computed="now", prompt_tokens_max=prompts)
 
 
 def residuals_to_json(table: ResidualTable) -> str:
@@ -247,6 +250,7 @@ def residuals_to_json(table: ResidualTable) -> str:
         "source": table.source,
         "metrics": list(METRICS),
         "rows": [[r.row_id, r.config, r.device, r.engine, list(r.measured), list(r.global_)] for r in table.rows],
+        "prompt_tokens_max": [[d, e, round(t, 1)] for d, e, t in table.prompt_tokens_max],
     }
     return json.dumps(doc, indent=None, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -258,7 +262,8 @@ def residuals_from_json(text: str, computed: str) -> ResidualTable | None:
             ResidualRow(row_id=str(i), config=str(c), device=str(d), engine=str(e), measured=tuple(m), global_=tuple(g))  # type: ignore[arg-type]
             for i, c, d, e, m, g in doc["rows"]
         )
-        return ResidualTable(rows=rows, fingerprint=str(doc["fingerprint"]), source=str(doc["source"]), computed=computed)
+        prompts = tuple((str(d), str(e), float(t)) for d, e, t in doc["prompt_tokens_max"])
+        return ResidualTable(rows=rows, fingerprint=str(doc["fingerprint"]), source=str(doc["source"]), computed=computed, prompt_tokens_max=prompts)
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -642,49 +647,38 @@ def architecture_fit_rows(table, device: str, architecture: str) -> int:
     return total
 
 
-_PROMPTS_CACHE: dict[str, dict[tuple[str, str], float]] = {}
+def measured_prompts(rows, catalog) -> tuple[tuple[str, str, float], ...]:
+    """(device, engine, tokens) for every device and engine the measurement `rows` ran: the
+    longest prompt among the rows sizer models (measurements.resolve: fit and scoring rows alike;
+    a row it skips fitted nothing and counts for nothing), as the model reads the row's lengths:
+    its prompts' 99th percentile (a named dataset's, a harness's length range's), else its fixed
+    isl. Sorted, for the stored residuals (ResidualTable.prompt_tokens_max)."""
+    from .measurements import Resolved, resolve
+
+    out: dict[tuple[str, str], float] = {}
+    for row in rows:
+        if row.invalid:
+            continue
+        res = resolve(row, catalog)
+        if not isinstance(res, Resolved):
+            continue
+        tokens = float(res.prompt.quantile(99.0)) if res.prompt is not None else float(row.isl or 0.0)
+        if tokens > 0:
+            key = (res.gpu.name, row.engine)
+            out[key] = max(out.get(key, 0.0), tokens)
+    return tuple((d, e, t) for (d, e), t in sorted(out.items()))
 
 
 def measured_prompt_tokens(catalog) -> dict[tuple[str, str], float]:
-    """(device, engine) -> the longest prompt a shipped measurement row ran on that device under
-    that engine, fit and scoring rows alike (a row of a named dataset: its prompts' 99th
-    percentile; a batch or closed loop of fixed lengths: its isl); (device, "") -> the longest
-    under any engine. Rows whose device the catalog does not hold, or that do not parse, count
-    for nothing. The fitted factors describe the prefill of those lengths; a plan's prompts
-    longer than them extrapolate it (attention grows with the square of the prompt), and the
-    evidence says so (Evidence.prompts_beyond_measured). Cached per catalog directory."""
-    from .measurements import _catalog_gpu, shipped_rows
-
-    root = str(Path(catalog.root).resolve())
-    if root in _PROMPTS_CACHE:
-        return _PROMPTS_CACHE[root]
-    mdir = Path(catalog.root) / "measurements"
-    rows = shipped_rows(mdir) if mdir.is_dir() else []
+    """(device, engine) -> the longest prompt measured on that device under that engine
+    (measured_prompts over the catalog's measurement table, stored with its residuals), and
+    (device, "") -> the longest under any engine. The fitted factors describe the prefill of those
+    lengths; a plan's prompts longer than them carry the factors past them (attention grows with
+    the square of the prompt), and the evidence says so (Evidence.prompts_beyond_measured)."""
     out: dict[tuple[str, str], float] = {}
-    p99: dict[str, float | None] = {}
-    for r in rows:
-        if r.invalid:
-            continue
-        gpu = _catalog_gpu(r.system, catalog)
-        if gpu is None:
-            continue
-        if r.dataset:
-            if r.dataset not in p99:
-                from .datasets import dataset
-                from .errors import SizerError
-
-                try:
-                    p99[r.dataset] = float(dataset(r.dataset, catalog.root).prompt.quantile(99.0))
-                except SizerError:
-                    p99[r.dataset] = None
-            tokens = p99[r.dataset]
-        else:
-            tokens = float(r.isl) if r.isl else None
-        if not tokens:
-            continue
-        for key in ((gpu.name, r.engine), (gpu.name, "")):
-            out[key] = max(out.get(key, 0.0), tokens)
-    _PROMPTS_CACHE[root] = out
+    for device, engine, tokens in residual_table(catalog).prompt_tokens_max:
+        out[(device, engine)] = tokens
+        out[(device, "")] = max(out.get((device, ""), 0.0), tokens)
     return out
 
 

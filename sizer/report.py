@@ -177,15 +177,15 @@ def prompt_extrapolation_lines(rows: list[dict[str, Any]], engine: str) -> list[
     """One line per deployment whose p99 prompt is longer than any measured on its device
     (evidence.measured_prompt_tokens): its prefill and TTFT are the fitted factors carried past
     the lengths they were fitted on."""
+    from .engines import ENGINES
+
+    label = ENGINES[engine].label if engine in ENGINES else engine
     out = []
     for d in rows:
         e = d.get("evidence") or {}
         ratio = e.get("prompts_beyond_measured")
         if not ratio:
             continue
-        from .engines import ENGINES
-
-        label = ENGINES[engine].label if engine in ENGINES else engine
         where = f"{d['device']} under {label}" if e["measured_prompt_scope"] == "device+engine" else f"{d['device']} (under another engine; none under {label})"
         out.append(
             f"evidence  {d['device']} tp={d['tp']}: the p99 prompt, {e['prompt_tokens_p99']:,.0f} tokens, is {ratio:.1f}x the longest measured on "

@@ -666,17 +666,18 @@ def test_compare_at_a_confidence_gives_each_devices_fleet_that_solve_gives_at_it
 
 
 def test_the_longest_measured_prompt_per_device_and_engine_by_hand(catalog, tmp_path):
-    """evidence.measured_prompt_tokens over a small measurement table: the longest fixed prompt
-    per (device, engine) and per device under any engine; a row of a named dataset counts its
-    prompts' 99th percentile (mlperf-llama2-70b's, from the shipped datasets.yaml); a row whose
-    system the catalog does not hold, and a row that does not parse, count for nothing."""
+    """evidence.measured_prompts over a small measurement table: the longest fixed prompt per
+    (device, engine); a row of a named dataset counts its prompts' 99th percentile
+    (mlperf-llama2-70b's, from the shipped datasets.yaml); a row whose system the catalog does not
+    hold (skipped by resolve) and a row that does not parse count for nothing. The stored table
+    round-trips them, and measured_prompt_tokens adds each device's longest under any engine."""
     from sizer.datasets import dataset
-    from sizer.evidence import measured_prompt_tokens
+    from sizer.evidence import measured_prompt_tokens, measured_prompts
+    from sizer.measurements import read_csv
 
-    mdir = tmp_path / "measurements"
-    mdir.mkdir()
+    p = tmp_path / "m.csv"
     head = "id,model_path,system,backend,precision,kind,dataset,isl,osl,concurrency,request_rate_rps,tp_size,num_prompts,silicon_ttft_ms,silicon_tpot_ms\n"
-    (mdir / "m.csv").write_text(
+    p.write_text(
         head
         + "a,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,1024,1024,8,,2,,300,20\n"
         + "b,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,8192,1024,8,,2,,900,25\n"
@@ -685,22 +686,17 @@ def test_the_longest_measured_prompt_per_device_and_engine_by_hand(catalog, tmp_
         + "e,meta-llama/Llama-3.1-70B,tpu_v9,vllm,fp8,concurrency,,65536,1024,8,,2,,300,20\n"
         + "f,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,99999,1024,128,,2,100,300,20\n"
     )
-
-    class Catalog:  # the shipped GPUs, this table
-        root = str(tmp_path)
-        gpu = staticmethod(catalog.gpu)
-        gpus = catalog.gpus
-
-    got = measured_prompt_tokens(Catalog())
+    got = measured_prompts(read_csv(p), catalog)
     mlperf_p99 = float(dataset("mlperf-llama2-70b", catalog.root).prompt.quantile(99.0))
     assert 500 < mlperf_p99 < 4096
-    assert got == {
-        ("B200", "vllm"): 8192.0,
-        ("B200", "sglang"): 2048.0,
-        ("B200", ""): 8192.0,  # row f (100 prompts for 128 clients) does not parse
-        ("MI300X", "vllm"): mlperf_p99,
-        ("MI300X", ""): mlperf_p99,
-    }
+    # row f (100 prompts for 128 clients) does not parse; row e's device is not in the catalog
+    assert got == (("B200", "sglang", 2048.0), ("B200", "vllm", 8192.0), ("MI300X", "vllm", mlperf_p99))
+    table = ResidualTable(rows=(), fingerprint="hand", source="hand-made", prompt_tokens_max=got)
+    back = residuals_from_json(residuals_to_json(table), "stored")
+    assert back.prompt_tokens_max == tuple((d, e, round(t, 1)) for d, e, t in got)
+    shipped = measured_prompt_tokens(catalog)
+    assert shipped[("B200", "")] == max(t for (d, e), t in shipped.items() if d == "B200" and e)
+    assert shipped[("A100-80GB", "trtllm")] == 2048.0 and ("A100-80GB", "vllm") not in shipped
 
 
 def test_a_plan_whose_prompts_are_longer_than_any_measured_on_its_device_says_so(root):
