@@ -177,9 +177,9 @@ def prompt_extrapolation_lines(rows: list[dict[str, Any]], engine: str) -> list[
     """One line per deployment whose p99 prompt is longer than any measured on its device
     (evidence.measured_prompt_tokens): its prefill and TTFT are the fitted factors carried past
     the lengths they were fitted on."""
-    from .engines import ENGINES
+    from .engines import engine_policy
 
-    label = ENGINES[engine].label if engine in ENGINES else engine
+    label = engine_policy(engine).label
     out = []
     for d in rows:
         e = d.get("evidence") or {}
