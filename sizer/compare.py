@@ -92,7 +92,7 @@ def _row_from(problem: FleetProblem, catalog: Catalog, sp: SinglePlan, providers
 def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[CompareRow]:
     from .efficiency import architecture_of, efficiency_table
     from .candidates import demand_of
-    from .evidence import basis_of, error_model, evidence_of, measured_devices, measured_prompt_tokens
+    from .evidence import basis_of, error_model, evidence_of, measured_devices, measured_prompt_tokens, measured_running_sequences
 
     pending = [r for r in rows if isinstance(r, tuple)]
     built = iter(build_deployments(catalog, [single_spec(problem, sp) for sp, _ in pending]))
@@ -102,6 +102,7 @@ def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[Compare
     arch = architecture_of(problem.workload.model)
     engine = problem.workload.engine
     prompts = measured_prompt_tokens(catalog)
+    running = measured_running_sequences(catalog)
     p99 = float(demand_of(problem.workload).prompt.quantile(99.0))
     out = []
     for r in rows:
@@ -109,15 +110,19 @@ def _finish(problem: FleetProblem, catalog: Catalog, rows: list) -> list[Compare
             out.append(r)
             continue
         sp, providers = r
+        deployment = next(built)
         out.append(
             CompareRow(
                 device=sp.option.device,
                 provider=", ".join(providers),
                 feasible=True,
                 reason=None,
-                deployment=next(built),
+                deployment=deployment,
                 cost_usd_per_day=sp.cost_usd_per_hour * 24,
-                evidence=evidence_of(model, sp.option.device, engine, basis_of(sp.option.device, measured), architecture=arch, table=table, prompt_tokens_p99=p99, prompts=prompts),
+                evidence=evidence_of(
+                    model, sp.option.device, engine, basis_of(sp.option.device, measured), architecture=arch, table=table,
+                    prompt_tokens_p99=p99, prompts=prompts, running_sequences_mean=deployment.running_batch_mean, running=running,
+                ),
             )
         )
     return out

@@ -89,7 +89,7 @@ PRIOR_CONFIGURATIONS = 5.0
 """Configurations a group needs to weigh as much as its parent (w = c / (c + 5))."""
 BAND = (0.1, 0.9)
 BAND_TOLERANCE = 0.02  # relative precision of the rates at a band's ends (the model's own search: 0.01)
-RESIDUALS_VERSION = 3  # bump when the residuals' definition changes: stored files then no longer match (3: prompt_tokens_max)
+RESIDUALS_VERSION = 4  # bump when the residuals' definition changes: stored files then no longer match (3: prompt_tokens_max; 4: running_sequences_max)
 RESIDUALS_FILE = "residuals.json"
 _DIGITS = 6
 
@@ -125,6 +125,8 @@ class ResidualTable:
     computed: str = ""  # "stored" (the catalog's residuals.json), "cache" or "now"
     # (device, engine, tokens): the longest prompt among the modelled rows, fit and scoring (measured_prompts)
     prompt_tokens_max: tuple[tuple[str, str, float], ...] = ()
+    # (device, engine, sequences): the most sequences one replica ran at once among the same rows (measured_running)
+    running_sequences_max: tuple[tuple[str, str, float], ...] = ()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -212,7 +214,7 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     if rows is None:
         mdir = Path(catalog.root) / "measurements"
         rows, roles = shipped_split(catalog, mdir) if mdir.is_dir() else ([], {})
-    prompts = measured_prompts(rows, catalog)
+    prompts, running = measured_extents(rows, catalog)
     score = [r for r in rows if roles is None or roles.get(r.row_id) == "score"]
     repeated = copies(score)  # a run exported twice is one scoring figure, not two
     score = [r for r in score if r.row_id not in repeated]
@@ -238,7 +240,7 @@ def compute_residuals(catalog, rows=None, roles=None, efficiency=None) -> Residu
     out.sort(key=lambda x: x.row_id)
     eff = Path(table.path).name if table.path else "an in-memory efficiency table"
     source = f"{eff} (fitted {table.fitted or '?'}) on the {len(out)} scoring rows of measurements/"
-    return ResidualTable(rows=tuple(out), fingerprint=fingerprint(catalog.root), source=source, computed="now", prompt_tokens_max=prompts)
+    return ResidualTable(rows=tuple(out), fingerprint=fingerprint(catalog.root), source=source, computed="now", prompt_tokens_max=prompts, running_sequences_max=running)
 
 
 def residuals_to_json(table: ResidualTable) -> str:
@@ -251,6 +253,7 @@ def residuals_to_json(table: ResidualTable) -> str:
         "metrics": list(METRICS),
         "rows": [[r.row_id, r.config, r.device, r.engine, list(r.measured), list(r.global_)] for r in table.rows],
         "prompt_tokens_max": [[d, e, round(t, 1)] for d, e, t in table.prompt_tokens_max],
+        "running_sequences_max": [[d, e, round(n, 1)] for d, e, n in table.running_sequences_max],
     }
     return json.dumps(doc, indent=None, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -263,7 +266,8 @@ def residuals_from_json(text: str, computed: str) -> ResidualTable | None:
             for i, c, d, e, m, g in doc["rows"]
         )
         prompts = tuple((str(d), str(e), float(t)) for d, e, t in doc["prompt_tokens_max"])
-        return ResidualTable(rows=rows, fingerprint=str(doc["fingerprint"]), source=str(doc["source"]), computed=computed, prompt_tokens_max=prompts)
+        running = tuple((str(d), str(e), float(n)) for d, e, n in doc["running_sequences_max"])
+        return ResidualTable(rows=rows, fingerprint=str(doc["fingerprint"]), source=str(doc["source"]), computed=computed, prompt_tokens_max=prompts, running_sequences_max=running)
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -598,14 +602,26 @@ class Evidence:
     prompt_tokens_p99: float | None = None  # the deployment's own p99 prompt (its request-size range's traffic)
     measured_prompt_tokens_max: float | None = None  # the longest prompt measured on the device (measured_prompt_tokens)
     measured_prompt_scope: str | None = None  # "device+engine", "device" (under other engines) or None: none measured
+    running_sequences_mean: float | None = None  # the deployment's mean running batch a replica, at its peak load
+    measured_running_sequences_max: float | None = None  # the most sequences one replica ran at once on the device (measured_running_sequences)
+    measured_running_scope: str | None = None  # as measured_prompt_scope
+
+    def _beyond(self, plan: float | None, measured: float | None) -> float | None:
+        """plan / measured where above 1 on a measured device (an extrapolation), else None."""
+        if self.basis != BASIS_LABEL["measured"] or not plan or not measured:
+            return None
+        ratio = plan / measured
+        return ratio if ratio > 1.0 else None
 
     @property
     def prompts_beyond_measured(self) -> float | None:
         """The p99 prompt over the longest measured, where above 1 (an extrapolation), else None."""
-        if self.basis != BASIS_LABEL["measured"] or not self.prompt_tokens_p99 or not self.measured_prompt_tokens_max:
-            return None
-        ratio = self.prompt_tokens_p99 / self.measured_prompt_tokens_max
-        return ratio if ratio > 1.0 else None
+        return self._beyond(self.prompt_tokens_p99, self.measured_prompt_tokens_max)
+
+    @property
+    def running_beyond_measured(self) -> float | None:
+        """The mean running batch over the most sequences measured at once, where above 1, else None."""
+        return self._beyond(self.running_sequences_mean, self.measured_running_sequences_max)
 
     def as_dict(self) -> dict:
         return {
@@ -618,6 +634,10 @@ class Evidence:
             "measured_prompt_tokens_max": _round(self.measured_prompt_tokens_max, 0),
             "measured_prompt_scope": self.measured_prompt_scope,
             "prompts_beyond_measured": _round(self.prompts_beyond_measured, 2),
+            "running_sequences_mean": _round(self.running_sequences_mean, 1),
+            "measured_running_sequences_max": _round(self.measured_running_sequences_max, 0),
+            "measured_running_scope": self.measured_running_scope,
+            "running_beyond_measured": _round(self.running_beyond_measured, 2),
             "group": self.group,
             "group_label": self.group_label,
             "group_rows": self.group_rows,
@@ -647,43 +667,121 @@ def architecture_fit_rows(table, device: str, architecture: str) -> int:
     return total
 
 
-def measured_prompts(rows, catalog) -> tuple[tuple[str, str, float], ...]:
-    """(device, engine, tokens) for every device and engine the measurement `rows` ran: the
-    longest prompt among the rows sizer models (measurements.resolve: fit and scoring rows alike;
-    a row it skips fitted nothing and counts for nothing), as the model reads the row's lengths:
-    its prompts' 99th percentile (a named dataset's, a harness's length range's), else its fixed
-    isl. Sorted, for the stored residuals (ResidualTable.prompt_tokens_max)."""
+def measured_running(res) -> float | None:
+    """The batch one replica of a modelled row (measurements.Resolved) ran, the sequences it held
+    at once, as the row's own conditions and figures state it, or None where they do not:
+
+    - a closed loop (kind concurrency) or a static batch (kind batch): its clients (its batch),
+      each with a request in the replica at every moment;
+    - Poisson arrivals (kind rate): Little's law on the row's measured figures, requests a second
+      x (mean TTFT + (mean output - 1) x mean TPOT), where it measured both latencies;
+    - offline: the sequences it could run at once, the fewer of its running-sequence cap (its
+      concurrency: MLPerf's gpu_batch_size, --max-num-seqs) and its KV pool's
+      (validate.kv_capacity_sequences: the one figure here of sizer's own, an offline run fills it);
+    - disaggregated serving: None (its decode workers' batch is not the aggregated replica's)."""
+    row = res.row
+    if row.mode == "disagg":
+        return None
+    if row.kind in ("concurrency", "batch"):
+        return float(row.concurrency) if row.concurrency else None
+    if row.kind == "rate":
+        if not (row.request_rate_rps and row.ttft_ms and row.tpot_ms):
+            return None
+        out = res.output.mean if res.output is not None else row.osl
+        return float(row.request_rate_rps) * (row.ttft_ms + max(out - 1.0, 0.0) * row.tpot_ms) / 1000.0
+    if row.kind == "offline":
+        from .validate import kv_capacity_sequences
+
+        seqs, _ = kv_capacity_sequences(res)
+        most = min(row.concurrency or math.inf, seqs)
+        return float(most) if math.isfinite(most) else None
+    return None
+
+
+def measured_extents(rows, catalog) -> tuple[tuple[tuple[str, str, float], ...], tuple[tuple[str, str, float], ...]]:
+    """(prompts, running) for every device and engine the measurement `rows` ran, each a sorted
+    tuple of (device, engine, figure) for the stored residuals: the longest prompt and the most
+    sequences one replica ran at once (measured_running) among the rows sizer models
+    (measurements.resolve: fit and scoring rows alike; a row it skips fitted nothing and counts
+    for nothing). A prompt is read as the model reads the row's lengths: its prompts' 99th
+    percentile (a named dataset's, a harness's length range's), else its fixed isl."""
     from .measurements import Resolved, resolve
 
-    out: dict[tuple[str, str], float] = {}
+    prompts: dict[tuple[str, str], float] = {}
+    running: dict[tuple[str, str], float] = {}
     for row in rows:
         if row.invalid:
             continue
         res = resolve(row, catalog)
         if not isinstance(res, Resolved):
             continue
+        key = (res.gpu.name, row.engine)
         tokens = float(res.prompt.quantile(99.0)) if res.prompt is not None else float(row.isl or 0.0)
         if tokens > 0:
-            key = (res.gpu.name, row.engine)
-            out[key] = max(out.get(key, 0.0), tokens)
-    return tuple((d, e, t) for (d, e), t in sorted(out.items()))
+            prompts[key] = max(prompts.get(key, 0.0), tokens)
+        seqs = measured_running(res)
+        if seqs is not None and seqs > 0:
+            running[key] = max(running.get(key, 0.0), seqs)
+    return tuple((d, e, t) for (d, e), t in sorted(prompts.items())), tuple((d, e, n) for (d, e), n in sorted(running.items()))
+
+
+def measured_prompts(rows, catalog) -> tuple[tuple[str, str, float], ...]:
+    """(device, engine, tokens): the longest prompt per device and engine (measured_extents)."""
+    return measured_extents(rows, catalog)[0]
+
+
+def _with_any_engine(entries) -> dict[tuple[str, str], float]:
+    """(device, engine) -> figure, and (device, "") -> the largest under any engine."""
+    out: dict[tuple[str, str], float] = {}
+    for device, engine, value in entries:
+        out[(device, engine)] = value
+        out[(device, "")] = max(out.get((device, ""), 0.0), value)
+    return out
 
 
 def measured_prompt_tokens(catalog) -> dict[tuple[str, str], float]:
     """(device, engine) -> the longest prompt measured on that device under that engine
-    (measured_prompts over the catalog's measurement table, stored with its residuals), and
+    (measured_extents over the catalog's measurement table, stored with its residuals), and
     (device, "") -> the longest under any engine. The fitted factors describe the prefill of those
     lengths; a plan's prompts longer than them carry the factors past them (attention grows with
     the square of the prompt), and the evidence says so (Evidence.prompts_beyond_measured)."""
-    out: dict[tuple[str, str], float] = {}
-    for device, engine, tokens in residual_table(catalog).prompt_tokens_max:
-        out[(device, engine)] = tokens
-        out[(device, "")] = max(out.get((device, ""), 0.0), tokens)
-    return out
+    return _with_any_engine(residual_table(catalog).prompt_tokens_max)
+
+
+def measured_running_sequences(catalog) -> dict[tuple[str, str], float]:
+    """(device, engine) -> the most sequences one replica ran at once on that device under that
+    engine (measured_running over the catalog's measurement table, stored with its residuals), and
+    (device, "") -> the most under any engine. The fitted step describes batches up to that size;
+    a plan whose replicas run a larger batch carries it past them (a decode step's GEMMs leave
+    the bandwidth-bound regime as the batch grows; the KV it reads grows with it), and the
+    evidence says so (Evidence.running_beyond_measured)."""
+    return _with_any_engine(residual_table(catalog).running_sequences_max)
+
+
+def _nearest_measured(values: dict | None, device: str, engine: str) -> tuple[float | None, str | None]:
+    """The device's figure under the engine, else under any engine, and which ("device+engine",
+    "device"); (None, None) where neither was measured."""
+    if values is None:
+        return None, None
+    if (device, engine) in values:
+        return values[(device, engine)], "device+engine"
+    if (device, "") in values:
+        return values[(device, "")], "device"
+    return None, None
 
 
 def evidence_of(
-    model: ErrorModel, device: str, engine: str, basis: str, *, architecture: str = "", table=None, prompt_tokens_p99: float | None = None, prompts: dict | None = None
+    model: ErrorModel,
+    device: str,
+    engine: str,
+    basis: str,
+    *,
+    architecture: str = "",
+    table=None,
+    prompt_tokens_p99: float | None = None,
+    prompts: dict | None = None,
+    running_sequences_mean: float | None = None,
+    running: dict | None = None,
 ) -> Evidence:
     """Counts of the device's scoring rows, and the median absolute percentage errors of TPOT,
     TTFT and throughput over the nearest group with rows (device+engine, device, family, vendor,
@@ -691,7 +789,9 @@ def evidence_of(
     With the model's `architecture` and the efficiency `table`: the device's fit rows of that kind
     (architecture_fit_rows). With the deployment's p99 prompt and `prompts`
     (measured_prompt_tokens): the longest prompt measured on the device under the engine, else
-    under any engine (`measured_prompt_scope` says which)."""
+    under any engine (`measured_prompt_scope` says which). With the deployment's mean running batch
+    and `running` (measured_running_sequences): the most sequences measured at once on one replica
+    of the device, likewise."""
     d = model._is("device", device)
     levels = model.levels(device, engine)
     ape: dict[str, float | None] = {m: None for m in METRICS}
@@ -703,12 +803,8 @@ def evidence_of(
             e = model.values[basis][lev.mask, k]
             e = e[np.isfinite(e)]
             ape[m] = float(np.percentile(np.abs(np.exp(-e) - 1.0) * 100.0, 50, method="linear")) if e.size else None
-    longest, scope = None, None
-    if prompts is not None:
-        if (device, engine) in prompts:
-            longest, scope = prompts[(device, engine)], "device+engine"
-        elif (device, "") in prompts:
-            longest, scope = prompts[(device, "")], "device"
+    longest, scope = _nearest_measured(prompts, device, engine)
+    most, running_scope = _nearest_measured(running, device, engine)
     return Evidence(
         basis=BASIS_LABEL[basis],
         device_rows=int(d.sum()),
@@ -724,6 +820,9 @@ def evidence_of(
         prompt_tokens_p99=prompt_tokens_p99,
         measured_prompt_tokens_max=longest,
         measured_prompt_scope=scope,
+        running_sequences_mean=running_sequences_mean,
+        measured_running_sequences_max=most,
+        measured_running_scope=running_scope,
     )
 
 
@@ -1083,8 +1182,12 @@ def assess(plan, catalog, *, baseline=None, deadline=None):
     basis = [basis_of(d.candidate.config.device, measured) for d in rows]
     arch = architecture_of(w.model)
     prompts = measured_prompt_tokens(catalog)
+    running = measured_running_sequences(catalog)
     p99 = [float(demand_of(_deployment_workload(plan, d)[1]).prompt.quantile(99.0)) for d in rows]
-    ev = [evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, table=table, prompt_tokens_p99=q, prompts=prompts) for d, b, q in zip(rows, basis, p99)]
+    ev = [
+        evidence_of(model, d.candidate.config.device, engine, b, architecture=arch, table=table, prompt_tokens_p99=q, prompts=prompts, running_sequences_mean=d.running_batch_mean, running=running)
+        for d, b, q in zip(rows, basis, p99)
+    ]
     lo = [error_factors(model, d.candidate.config.device, engine, b, BAND[1]) if model.n else None for d, b in zip(rows, basis)]
     hi = [error_factors(model, d.candidate.config.device, engine, b, BAND[0]) if model.n else None for d, b in zip(rows, basis)]
     conf = [confidence_factors(model, d.candidate.config.device, engine, b, w.slo.confidence) if model.n else (1.0, 1.0) for d, b in zip(rows, basis)]

@@ -170,27 +170,40 @@ def evidence_short(e: dict[str, Any] | None) -> str | None:
         return "datasheet"
     cell = rows_(e["device_engine_rows"]) if e["device_engine_rows"] else f"{rows_(e['device_rows'])}, other engine"
     cell += ", other models" if e.get("device_architecture_fit_rows") == 0 else ""
-    return cell + (", longer prompts" if e.get("prompts_beyond_measured") else "")
+    cell += ", longer prompts" if e.get("prompts_beyond_measured") else ""
+    return cell + (", larger batch" if e.get("running_beyond_measured") else "")
 
 
-def prompt_extrapolation_lines(rows: list[dict[str, Any]], engine: str) -> list[str]:
+def extrapolation_lines(rows: list[dict[str, Any]], engine: str) -> list[str]:
     """One line per deployment whose p99 prompt is longer than any measured on its device
     (evidence.measured_prompt_tokens): its prefill and TTFT are the fitted factors carried past
-    the lengths they were fitted on."""
+    the lengths they were fitted on; and one per deployment whose replicas run a larger batch than
+    any measured there (evidence.measured_running_sequences): its step, past the batches."""
     from .engines import engine_policy
 
     label = engine_policy(engine).label
+
+    def times(ratio: float) -> str:  # 1.02x, not 1.0x: just past the measured is still past it
+        return f"{ratio:.2f}x" if ratio < 1.095 else f"{ratio:.1f}x"
+
+    def where(d: dict[str, Any], scope: str) -> str:
+        return f"{d['device']} under {label}" if scope == "device+engine" else f"{d['device']} (under another engine; none under {label})"
+
     out = []
     for d in rows:
         e = d.get("evidence") or {}
         ratio = e.get("prompts_beyond_measured")
-        if not ratio:
-            continue
-        where = f"{d['device']} under {label}" if e["measured_prompt_scope"] == "device+engine" else f"{d['device']} (under another engine; none under {label})"
-        out.append(
-            f"evidence  {d['device']} tp={d['tp']}: the p99 prompt, {e['prompt_tokens_p99']:,.0f} tokens, is {ratio:.1f}x the longest measured on "
-            f"{where}, {e['measured_prompt_tokens_max']:,.0f}: its prefill and TTFT extrapolate the fitted factors past the lengths they were fitted on"
-        )
+        if ratio:
+            out.append(
+                f"evidence  {d['device']} tp={d['tp']}: the p99 prompt, {e['prompt_tokens_p99']:,.0f} tokens, is {times(ratio)} the longest measured on "
+                f"{where(d, e['measured_prompt_scope'])}, {e['measured_prompt_tokens_max']:,.0f}: its prefill and TTFT extrapolate the fitted factors past the lengths they were fitted on"
+            )
+        ratio = e.get("running_beyond_measured")
+        if ratio:
+            out.append(
+                f"evidence  {d['device']} tp={d['tp']}: a replica runs {e['running_sequences_mean']:,.0f} sequences at once at the peak (mean), {times(ratio)} the largest batch measured on one replica of "
+                f"{where(d, e['measured_running_scope'])}, {e['measured_running_sequences_max']:,.0f}: its step time extrapolates the fitted factors past the batches they were fitted on"
+            )
     return out
 
 
@@ -662,7 +675,7 @@ def plan_table(plan: Plan) -> str:
         out.write(line + "\n")
     out.write(text_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)) + "\n")
     out.write(f"why       {plan.why}\n")
-    for line in prompt_extrapolation_lines(data["deployments"], plan.workload.engine):
+    for line in extrapolation_lines(data["deployments"], plan.workload.engine):
         out.write(line + "\n")
     for d in data["deployments"]:
         if d["instance_note"]:
@@ -694,7 +707,7 @@ def plan_markdown(plan: Plan) -> str:
         out.write(f"    {line}\n" if line else "\n")
     out.write("\n## Plan\n\n" + markdown_table(_with_evidence_cells(_with_price_cells(data["deployments"])), _plan_columns(plan)))
     out.write(f"\n{plan.why}\n")
-    for line in prompt_extrapolation_lines(data["deployments"], plan.workload.engine):
+    for line in extrapolation_lines(data["deployments"], plan.workload.engine):
         out.write(f"\n{line.removeprefix('evidence  ')}\n")
     out.write("\n```\n" + "\n".join(d["launch_command"] for d in data["deployments"]) + "\n```\n")
     for title, key, cols in (

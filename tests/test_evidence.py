@@ -9,6 +9,7 @@ import math
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -724,3 +725,86 @@ def test_a_plan_whose_prompts_are_longer_than_any_measured_on_its_device_says_so
     assert not any(line.startswith("evidence  ") for line in chat)
     assert any(line.startswith("H100-SXM ") and not line.rstrip().endswith("longer prompts") for line in chat)
     assert any(line.startswith("L40S ") and line.rstrip().endswith("longer prompts") for line in chat)
+
+
+def test_the_largest_batch_measured_per_device_and_engine_by_hand(catalog, tmp_path):
+    """evidence.measured_extents over a small measurement table, the batches worked by hand: a
+    closed loop holds its clients (B200 vLLM: 8 and 64 clients -> 64), an offline run the fewer of
+    its cap and its KV pool (B200 SGLang, 32 against 16 clients: 32; 70B FP8 on B200's 180 GB holds
+    thousands), a Poisson-rate run Little's law on its own figures (MLPerf llama2-70b on MI300X at
+    10 req/s, 1.0 s TTFT and 0.15 s TPOT: 10 x (1.0 + (E[O] - 1) x 0.15), E[O] the dataset's
+    mean output); a disaggregated run none (its decode workers' batch is not a replica's). The
+    stored table round-trips them, and measured_running_sequences adds each device's largest
+    under any engine."""
+    from types import SimpleNamespace
+
+    from sizer.datasets import dataset
+    from sizer.evidence import measured_extents, measured_running, measured_running_sequences
+    from sizer.measurements import read_csv
+
+    p = tmp_path / "m.csv"
+    head = "id,model_path,system,backend,precision,kind,dataset,isl,osl,concurrency,request_rate_rps,tp_size,silicon_ttft_ms,silicon_tpot_ms,output_tokens_per_s\n"
+    p.write_text(
+        head
+        + "a,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,1024,1024,8,,2,300,20,\n"
+        + "b,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,1024,1024,64,,2,500,30,\n"
+        + "c,meta-llama/Llama-3.1-70B,b200_sxm,sglang,fp8,concurrency,,2048,1024,16,,2,400,20,\n"
+        + "d,meta-llama/Llama-3.1-70B,b200_sxm,sglang,fp8,offline,,2048,1024,32,,2,,,2500\n"
+        + "e,meta-llama/Llama-2-70b-chat-hf,mi300x,vllm,fp8,rate,mlperf-llama2-70b,,,,10,8,1000,150,\n"
+        + "f,meta-llama/Llama-3.1-70B,tpu_v9,vllm,fp8,concurrency,,1024,1024,4096,,2,300,20,\n"
+    )
+    prompts, running = measured_extents(read_csv(p), catalog)
+    mean_out = float(dataset("mlperf-llama2-70b", catalog.root).output.mean)
+    assert 100 < mean_out < 1000
+    little = 10 * (1.0 + (mean_out - 1) * 0.150)
+    assert [(d, e) for d, e, _ in running] == [("B200", "sglang"), ("B200", "vllm"), ("MI300X", "vllm")]
+    assert running[0][2] == 32.0 and running[1][2] == 64.0 and running[2][2] == pytest.approx(little, rel=1e-9)
+    assert measured_running(SimpleNamespace(row=SimpleNamespace(mode="disagg", kind="concurrency", concurrency=64))) is None
+    table = ResidualTable(rows=(), fingerprint="hand", source="hand-made", prompt_tokens_max=prompts, running_sequences_max=running)
+    back = residuals_from_json(residuals_to_json(table), "stored")
+    assert back.running_sequences_max == tuple((d, e, round(n, 1)) for d, e, n in running)
+    shipped = measured_running_sequences(catalog)
+    assert shipped[("H200-SXM", "")] == max(n for (d, e), n in shipped.items() if d == "H200-SXM" and e)
+
+
+def test_the_batch_flag_and_its_line_by_hand():
+    """Evidence.running_beyond_measured is the plan's mean running batch over the largest measured,
+    only above 1 and only on a measured device; the table's cell and the line under the plan say
+    it, to two decimals just past 1 (1.02x, not a rounded 1.0x)."""
+    from sizer.evidence import Evidence
+    from sizer.report import evidence_short, extrapolation_lines
+
+    base = dict(basis="measured", device_rows=9, device_engine_rows=9, group="device+engine", group_label="x", group_rows=9, tpot_median_ape=1.0, ttft_median_ape=1.0, throughput_median_ape=1.0)
+    assert Evidence(**base, running_sequences_mean=130.0, measured_running_sequences_max=128.0, measured_running_scope="device+engine").running_beyond_measured == pytest.approx(130 / 128)
+    assert Evidence(**base, running_sequences_mean=100.0, measured_running_sequences_max=128.0).running_beyond_measured is None
+    assert Evidence(**{**base, "basis": "datasheet x global factors"}, running_sequences_mean=900.0, measured_running_sequences_max=128.0).running_beyond_measured is None
+    e = Evidence(**base, running_sequences_mean=130.0, measured_running_sequences_max=128.0, measured_running_scope="device+engine").as_dict()
+    assert evidence_short(e) == "9 rows, larger batch"
+    (line,) = extrapolation_lines([{"device": "H200-SXM", "tp": 1, "evidence": e}], "vllm")
+    assert line == (
+        "evidence  H200-SXM tp=1: a replica runs 130 sequences at once at the peak (mean), 1.02x the largest batch measured on one replica of "
+        "H200-SXM under vLLM, 128: its step time extrapolates the fitted factors past the batches they were fitted on"
+    )
+
+
+def test_a_plan_whose_replicas_run_a_larger_batch_than_any_measured_says_so(root, tmp_path):
+    """api-llama-3.1-8b at 180 req/s with bounds of 2 s TTFT and 0.1 s TPOT, on H200-SXM only: each
+    of four replicas takes 45 req/s, close to its largest (45.5, where KV memory binds), and runs
+    hundreds of sequences at once; the largest batch measured on H200-SXM under vLLM is 128
+    clients (InferenceX's MiniMax-M2.5 runs, aiconfigurator's Llama-3.1-8B sweep). The evidence carries both and their ratio, the cell says `larger
+    batch` and one line under the plan what is extrapolated."""
+    text = (Path(root) / "workloads" / "api-llama-3.1-8b.yaml").read_text()
+    text = text.replace("requests_per_s: 150", "requests_per_s: 180").replace("ttft_s: {p99: 0.5}", "ttft_s: {p99: 2.0}").replace("tpot_s: {p99: 0.03}", "tpot_s: {p99: 0.1}")
+    assert "requests_per_s: 180" in text and "p99: 2.0" in text and "p99: 0.1}" in text
+    w = tmp_path / "bulk.yaml"
+    w.write_text(text + "  devices: [H200-SXM]\n")
+    out = json.loads(_cli(root, "solve", str(w), "--format", "json", "--as-of", "2026-12-01").stdout)
+    (dep,) = out["deployments"]
+    e = dep["evidence"]
+    assert dep["device"] == "H200-SXM" and (e["measured_running_sequences_max"], e["measured_running_scope"]) == (128, "device+engine")
+    assert e["running_sequences_mean"] > 1.5 * 128
+    assert e["running_beyond_measured"] == pytest.approx(e["running_sequences_mean"] / 128, abs=0.01)
+    lines = _cli(root, "solve", str(w), "--as-of", "2026-12-01").stdout.splitlines()
+    assert any(line.startswith("H200-SXM ") and line.rstrip().endswith("larger batch") for line in lines)
+    said = [line for line in lines if line.startswith("evidence  H200-SXM tp=1: a replica runs ")]
+    assert len(said) == 1 and "the largest batch measured on one replica of H200-SXM under vLLM, 128" in said[0]
