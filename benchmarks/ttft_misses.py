@@ -2,7 +2,9 @@
 50 % off (or calls saturated), sorted into the first of a few classes its own record puts it in,
 with the same count among the fit runs and, for the harness-rate class, the contrast with the
 other sources at the same output rates; then the model's bias against a closed loop's clients, by
-harness and engine (a bias that moves with the load is a mechanism missing, a flat one is not).
+harness and engine (a bias that moves with the load is a mechanism missing, a flat one is not);
+and how much of the scoring runs' error is each configuration's own level (the median over its
+sweep of loads) against its shape over the load (each run less that median).
 
     python benchmarks/ttft_misses.py            # the classes, counts and a few runs of each
     python benchmarks/ttft_misses.py --list     # every miss, one line each
@@ -44,6 +46,7 @@ MISS = 50.0  # percent: issue 13 asks for a p90 of 50 %
 HARNESS_TOKENS_PER_S = 8000.0
 LOW_LOAD_CLIENTS = 16.0
 DECODE_OFF = 1.5
+MIN_SWEEP = 3  # runs of one configuration (measurements.MeasuredRow.config_key) to call it a sweep
 
 
 def source_kind(row) -> str:
@@ -136,6 +139,24 @@ def main(argv: list[str] | None = None) -> int:
             continue
         row = "".join(f"{statistics.median(cells[name]):+9.2f} ({len(cells[name]):3d})" if cells.get(name) else f"{'-':>15}" for _, name in bins)
         print(f"  {src:30} {engine:7}{row}")
+
+    # how much of the error is a configuration's own level, and how much its shape over the load
+    print(f"\nTTFT log(measured / predicted) of scoring runs, between and within configurations (a sweep's runs; configurations of {MIN_SWEEP} runs or more):")
+    sweeps: dict[str, list[float]] = defaultdict(list)
+    for r in score:
+        if r.predicted_ttft_ms and math.isfinite(r.predicted_ttft_ms):
+            sweeps[r.row.config_key].append(math.log(r.row.ttft_ms / r.predicted_ttft_ms))
+    level, within, runs_of_sweeps = [], [], 0
+    for v in sweeps.values():
+        if len(v) >= MIN_SWEEP:
+            mid = statistics.median(v)
+            level += [mid] * len(v)
+            within += [x - mid for x in v]
+            runs_of_sweeps += len(v)
+    if level:
+        ape = lambda e: abs(math.exp(-e) - 1.0) * 100.0  # noqa: E731
+        print(f"  {sum(1 for v in sweeps.values() if len(v) >= MIN_SWEEP)} configurations, {runs_of_sweeps} runs: median |level| {statistics.median(abs(x) for x in level):.3f}, median |run - its level| {statistics.median(abs(x) for x in within):.3f}")
+        print(f"  median APE of those runs {statistics.median(ape(a + b) for a, b in zip(level, within)):.1f} %; with each configuration's level taken out {statistics.median(ape(b) for b in within):.1f} %; with only its shape over the load taken out {statistics.median(ape(a) for a in level):.1f} %")
 
     if args.list:
         print()
