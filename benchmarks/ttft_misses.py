@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:55} {0:6d} {fit_classes[name]:5d}")
 
     # the harness-rate class against the other sources at the same per-replica output rates
-    print(f"\nTTFT log(measured / predicted) of aggregated closed loops by output tokens/s a replica (all runs, median; share beyond +0.41 = 1.5x):")
+    print("\nTTFT log(measured / predicted) of aggregated closed loops by output tokens/s a replica (all runs, median; share beyond +0.41 = 1.5x):")
     groups: dict[tuple[str, str], list[float]] = defaultdict(list)
     for r in runs:
         rate = tokens_per_s(r)
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # the model's bias against the load: a closed loop's clients, by harness and engine
     bins = ((8, "<=8"), (16, "9-16"), (32, "17-32"), (64, "33-64"), (math.inf, ">64"))
-    print(f"\nTTFT log(measured / predicted) of aggregated closed loops by clients (fit and scoring runs, median and runs; harnesses and engines of 20 runs or more):")
+    print("\nTTFT log(measured / predicted) of aggregated closed loops by clients (fit and scoring runs, median and runs; harnesses and engines of 20 runs or more):")
     by_load: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
         if r.row.kind != "concurrency" or r.row.mode != "agg" or not r.row.concurrency or not r.predicted_ttft_ms or not math.isfinite(r.predicted_ttft_ms):

@@ -791,13 +791,16 @@ def test_a_plan_whose_replicas_run_a_larger_batch_than_any_measured_says_so(root
     """api-llama-3.1-8b at 180 req/s with bounds of 2 s TTFT and 0.1 s TPOT, on H200-SXM only: each
     of four replicas takes 45 req/s, close to its largest (45.5, where KV memory binds), and runs
     hundreds of sequences at once; the largest batch measured on H200-SXM under vLLM is 128
-    clients (InferenceX's MiniMax-M2.5 runs, aiconfigurator's Llama-3.1-8B sweep). The evidence carries both and their ratio, the cell says `larger
-    batch` and one line under the plan what is extrapolated."""
+    clients (InferenceX's MiniMax-M2.5 runs, aiconfigurator's Llama-3.1-8B sweep). The evidence
+    carries both and their ratio, the cell says `larger batch` and one line under the plan what
+    is extrapolated."""
     text = (Path(root) / "workloads" / "api-llama-3.1-8b.yaml").read_text()
-    text = text.replace("requests_per_s: 150", "requests_per_s: 180").replace("ttft_s: {p99: 0.5}", "ttft_s: {p99: 2.0}").replace("tpot_s: {p99: 0.03}", "tpot_s: {p99: 0.1}")
-    assert "requests_per_s: 180" in text and "p99: 2.0" in text and "p99: 0.1}" in text
+    changes = (("requests_per_s: 150", "requests_per_s: 180"), ("ttft_s: {p99: 0.5}", "ttft_s: {p99: 2.0}"), ("tpot_s: {p99: 0.03}", "tpot_s: {p99: 0.1}"), ("search:\n", "search:\n  devices: [H200-SXM]\n"))
+    for old, new in changes:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
     w = tmp_path / "bulk.yaml"
-    w.write_text(text + "  devices: [H200-SXM]\n")
+    w.write_text(text)
     out = json.loads(_cli(root, "solve", str(w), "--format", "json", "--as-of", "2026-12-01").stdout)
     (dep,) = out["deployments"]
     e = dep["evidence"]
