@@ -123,7 +123,7 @@ class ResidualTable:
     fingerprint: str
     source: str  # the efficiency table and measurements they were computed with
     computed: str = ""  # "stored" (the catalog's residuals.json), "cache" or "now"
-    # (device, engine, tokens): the longest prompt among the modelled rows, fit and scoring (measured_prompts)
+    # (device, engine, tokens): the longest prompt among the modelled rows, fit and scoring (measured_extents)
     prompt_tokens_max: tuple[tuple[str, str, float], ...] = ()
     # (device, engine, sequences): the most sequences one replica ran at once among the same rows (measured_running)
     running_sequences_max: tuple[tuple[str, str, float], ...] = ()
@@ -723,11 +723,6 @@ def measured_extents(rows, catalog) -> tuple[tuple[tuple[str, str, float], ...],
         if seqs is not None and seqs > 0:
             running[key] = max(running.get(key, 0.0), seqs)
     return tuple((d, e, t) for (d, e), t in sorted(prompts.items())), tuple((d, e, n) for (d, e), n in sorted(running.items()))
-
-
-def measured_prompts(rows, catalog) -> tuple[tuple[str, str, float], ...]:
-    """(device, engine, tokens): the longest prompt per device and engine (measured_extents)."""
-    return measured_extents(rows, catalog)[0]
 
 
 def _with_any_engine(entries) -> dict[tuple[str, str], float]:

@@ -667,13 +667,13 @@ def test_compare_at_a_confidence_gives_each_devices_fleet_that_solve_gives_at_it
 
 
 def test_the_longest_measured_prompt_per_device_and_engine_by_hand(catalog, tmp_path):
-    """evidence.measured_prompts over a small measurement table: the longest fixed prompt per
+    """evidence.measured_extents over a small measurement table: the longest fixed prompt per
     (device, engine); a row of a named dataset counts its prompts' 99th percentile
     (mlperf-llama2-70b's, from the shipped datasets.yaml); a row whose system the catalog does not
     hold (skipped by resolve) and a row that does not parse count for nothing. The stored table
     round-trips them, and measured_prompt_tokens adds each device's longest under any engine."""
     from sizer.datasets import dataset
-    from sizer.evidence import measured_prompt_tokens, measured_prompts
+    from sizer.evidence import measured_extents, measured_prompt_tokens
     from sizer.measurements import read_csv
 
     p = tmp_path / "m.csv"
@@ -687,7 +687,7 @@ def test_the_longest_measured_prompt_per_device_and_engine_by_hand(catalog, tmp_
         + "e,meta-llama/Llama-3.1-70B,tpu_v9,vllm,fp8,concurrency,,65536,1024,8,,2,,300,20\n"
         + "f,meta-llama/Llama-3.1-70B,b200_sxm,vllm,fp8,concurrency,,99999,1024,128,,2,100,300,20\n"
     )
-    got = measured_prompts(read_csv(p), catalog)
+    got, _ = measured_extents(read_csv(p), catalog)
     mlperf_p99 = float(dataset("mlperf-llama2-70b", catalog.root).prompt.quantile(99.0))
     assert 500 < mlperf_p99 < 4096
     # row f (100 prompts for 128 clients) does not parse; row e's device is not in the catalog
