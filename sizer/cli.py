@@ -715,10 +715,10 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
         from dataclasses import replace
 
         from .measurements import column_warnings
-        from .validate import with_coverage
+        from .validate import row_warnings, with_coverage
 
         report = with_coverage(validate_rows(read_csv(measurements_file), catalog, label=str(measurements_file)), catalog)
-        report = replace(report, warnings=tuple(column_warnings(measurements_file)))
+        report = replace(report, warnings=tuple(column_warnings(measurements_file)) + tuple(row_warnings(report, catalog)))
         _warn(report.warnings)
     if fmt == "json":
         _emit(to_json(report), output)

@@ -1043,11 +1043,14 @@ def coverage_of(model: ErrorModel, results, measured: frozenset[str], rate_steps
     """Coverage of rows the residual table need not hold (a user's own measurements): each row's
     figures against the band of its device and engine, built without any row of the same
     configuration; a rate row by its step at the batch it measured, as in the residual table
-    (`rate_steps_s`: validate.rate_row_steps_s of the rows)."""
+    (`rate_steps_s`: validate.rate_row_steps_s of the rows); a copy of another row's run
+    (`copy_of`) not counted again."""
     inside = {m: 0 for m in METRICS}
     total = {m: 0 for m in METRICS}
     configs = {r.config: i for i, r in enumerate(model.table.rows)}
     for r in results:
+        if r.copy_of:  # a run given twice is one figure, as in every other statistic
+            continue
         basis = basis_of(r.device, measured)
         errs = _errors(r, rate_steps_s)
         key = config_id(r.row.config_key)

@@ -71,8 +71,7 @@ import functools
 import hashlib
 import math
 import re
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from pathlib import Path
 
@@ -124,8 +123,7 @@ def device_in_system_name(system: str, catalog: Catalog) -> Gpu | None:
     no run names one, when the longest name different devices, when a word says the device is
     partitioned, or when the run is a bare chip several devices share (`ESC8000A_E12_H100x8_TRT`
     ran H100 PCIe cards, `NC_H100_v5_TRT` H100 NVL: `H100` alone names neither)."""
-    words = [re.sub(r"^\d+x(?=[a-z])|(?<=[a-z0-9])x\d+$|^\d+x$", "", w, flags=re.I) for w in re.split(r"[-_\s,/()]+", str(system))]
-    words = [w for w in words if w]
+    words = _system_words(system)
     if not words or any(_PARTITION_WORD.fullmatch(w) for w in words):
         return None
     chips: dict[str, int] = {}
@@ -193,7 +191,11 @@ def engine_name(backend: str) -> str:
 #           NVFP4 checkpoints (and TRT-LLM's FP8 recipes) ship FP8 KV -> fp8 for fp8/fp4 rows.
 #   vllm:   --kv-cache-dtype auto = the model dtype (bf16).
 #   sglang: --kv-cache-dtype auto = the model dtype (bf16).
-DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8"}, "vllm": {}, "sglang": {}}
+DEFAULT_KV = {"trtllm": {"fp8": "fp8", "fp4": "fp8", "nvfp4": "fp8"}, "vllm": {}, "sglang": {}}
+
+# A row's precision in an FP8 or FP4 format, however its source spelt the FP4 one (`fp4`, `nvfp4`,
+# `mxfp4`: an MLPerf transcriber writes what the submission's README says).
+FLOAT8_OR_4 = ("fp8", "fp4", "nvfp4", "mxfp4")
 
 # Launch flags of the harness that measured a row, where the row does not record them. The
 # aiconfigurator rows whose silicon_data_source is a dated export (source_file=YYYY-MM-DD.csv) or
@@ -267,7 +269,7 @@ def script_flags(row: "MeasuredRow") -> dict:
     MLPerf submission's FP8 KV cache beside FP8 or FP4 weights (MLPERF_QUANTIZED_FLAGS)."""
     if AIC_GAP_SOURCE.search(row.source or ""):
         return aic_generator_flags(row)
-    if (row.dataset or "").strip().lower().startswith("mlperf-") and row.precision in ("fp8", "fp4"):
+    if (row.dataset or "").strip().lower().startswith("mlperf-") and row.precision in FLOAT8_OR_4:
         return dict(MLPERF_QUANTIZED_FLAGS)
     if not INFERENCEX_SOURCE.search(row.source or ""):
         return {}
@@ -1074,26 +1076,20 @@ class _Cells:
 def read_csv(path: Path | str) -> list[MeasuredRow]:
     """Rows of a CSV in the column format of ../shared/reference/measured/ (see the module
     docstring). A missing required column is an error naming the file and the column; a row with
-    a bad value is kept, with the reason in `invalid`."""
-    import pandas as pd
-
+    a bad value is kept, with the reason in `invalid`, and so is a row with more cells than the
+    header (a value holding an unquoted comma, as MLPerf's `TensorRT 10.11, CUDA 12.9`), wherever
+    it stands in the file: its first cells are read under the header's columns."""
     path = Path(path)
     label = str(path)
     check_regular_file(path, label)
     if not path.is_file():
         raise InputFileError(f"{label}: file not found")
-    try:
-        # index_col=False: a row with more cells than the header keeps its cells under their own
-        # columns (pandas would otherwise take the extra ones as an index and shift every value)
-        with warnings.catch_warnings():  # its "loss of data" warning: such rows are marked invalid below
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False)
-        widths = _record_widths(path)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0]}") from None
-    cols = set(df.columns)
-    if len(df.columns) == 1:
-        sep = next((c for c in (";", "\t", "|") if c in str(df.columns[0])), None)
+    header, records = _csv_records(path, label)
+    if not header:
+        raise FieldValueError(f"{label}: not a readable CSV: no header line")
+    cols = set(header)
+    if len(header) == 1:
+        sep = next((c for c in (";", "\t", "|") if c in str(header[0])), None)
         if sep is not None:
             raise FieldValueError(f"{label}: not comma-separated: its header is one column holding {sep!r} (save it as CSV with commas)")
     for col in _REQUIRED + (() if "dataset" in cols else _LENGTHS):
@@ -1107,17 +1103,42 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     if ttft_col is None and tpot_col is None and "output_tokens_per_s" not in cols:
         raise FieldValueError(f"{label}: column 'silicon_ttft_ms': no measured latency (silicon_ttft_ms / silicon_tpot_ms) or output_tokens_per_s column")
     rows = []
-    header = widths[0] if widths else 0
-    aligned = len(widths) == len(df) + 1  # the csv module's records are pandas' rows, one for one
-    for i, rec in enumerate(df.to_dict("records")):
+    for i, cells in enumerate(records):
+        rec = dict(zip(header, cells + [""] * (len(header) - len(cells))))
         row = _csv_row(rec, i, label, ttft_col, tpot_col)
-        extra = widths[i + 1] - header if aligned else 0
-        if extra > 0 and not row.invalid:
+        if len(cells) > len(header):  # the reason, before what its shifted cells then say
             from dataclasses import replace as _replace
 
-            row = _replace(row, invalid=f"{widths[i + 1]} cells where the header has {header}: a value holding an unquoted comma?")
+            row = _replace(row, invalid=f"{len(cells)} cells where the header has {len(header)}: a value holding an unquoted comma?")
         rows.append(row)
     return rows
+
+
+def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
+    """(the header's column names, each further record's cells) of a CSV file, as the csv module
+    splits them (RFC 4180 quoting; a UTF-8 byte-order mark dropped), less the empty and
+    whitespace-only lines. A column name repeated in the header is an error: which of its cells a
+    row means is unknown."""
+    import csv
+
+    limit = csv.field_size_limit()
+    try:
+        csv.field_size_limit(2**31 - 1)  # a long notes cell is a cell, not a broken file
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            records = [rec for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    finally:
+        csv.field_size_limit(limit)
+    if not records:
+        return [], []
+    header = records[0]
+    seen: set[str] = set()
+    for name in header:
+        if name in seen and name.strip():
+            raise FieldValueError(f"{label}: column {name!r}: named twice in the header (which of its cells a row means is unknown)")
+        seen.add(name)
+    return header, records[1:]
 
 
 def _precision_name(cell: str) -> str:
@@ -1126,18 +1147,6 @@ def _precision_name(cell: str) -> str:
     format) -> "", which _weight_dtype reads as the checkpoint's format."""
     name = normalise_dtype(cell)
     return "" if name == "auto" else name
-
-
-def _record_widths(path: Path) -> list[int]:
-    """The number of cells of each record of a CSV file (the header first), as the csv module splits
-    them, less the empty and whitespace-only lines pandas skips: its rows, in order."""
-    import csv
-
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            return [len(rec) for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
-    except csv.Error:  # a record the csv module refuses (a cell over its field size limit): no check
-        return []
 
 
 def _csv_row(rec: dict, index: int, label: str, ttft_col: str | None, tpot_col: str | None) -> MeasuredRow:
@@ -1420,11 +1429,58 @@ def shipped_split(catalog: Catalog, root: Path | None = None) -> tuple[list[Meas
 
 def _catalog_gpu(system: str, catalog: Catalog) -> Gpu | None:
     """The catalog's GPU a row's `system` names (SYSTEMS' aliases, or a device named inside a
-    system's name); None when none."""
+    system's name); None when none, and when the cell is only a chip several catalog devices
+    share (`H100`, `8 x H200`: shared_chip), which a workload may take as the catalog's alias (the
+    SXM part) but a measurement, whose figures are its own device's, may not."""
+    if shared_chip(system, catalog):
+        return None
     try:
         return catalog.gpu(SYSTEMS.get(system.lower(), system))
     except SizerError:
         return device_in_system_name(system, catalog)
+
+
+def _system_words(system: str) -> list[str]:
+    """A system cell's words (cut at underscores, hyphens, spaces, commas, slashes, parentheses),
+    each word's count dropped (`8x`, `x4`, and `8 x` written apart)."""
+    words = [re.sub(r"^\d+x(?=[a-z])|(?<=[a-z0-9])x\d+$|^\d+x$", "", w, flags=re.I) for w in re.split(r"[-_\s,/()]+", str(system))]
+    words = [w for w in words if w]
+    out: list[str] = []
+    for i, w in enumerate(words):
+        counted = w.isdigit() and i + 1 < len(words) and words[i + 1].lower() == "x"
+        if counted or (w.lower() == "x" and i and words[i - 1].isdigit()):
+            continue  # `8 x H200`: a count (a number alone may be a name's: `RTX PRO 6000`)
+        out.append(w)
+    return out
+
+
+def shared_chip(system: str, catalog: Catalog, anywhere: bool = False) -> tuple[str, ...]:
+    """The catalog devices (two or more) whose chip a system cell names without saying which of
+    them ran: the cell, counts and vendor words dropped, is that chip (`H100`, `8 x H200`, `NVIDIA
+    H200`), or with `anywhere` one of its words is (`NC_H100_v5_TRT`); () otherwise."""
+    chips: dict[str, list[str]] = {}
+    for g in catalog.gpus:
+        chip = device_key(g.name.split("-")[0])
+        if any(c.isdigit() for c in chip):  # a chip's name (H100, A100, GH200), not a brand's (RTX)
+            chips.setdefault(chip, []).append(g.name)
+    words = _system_words(system)
+    keys = [device_key(w) for w in words] if anywhere else [device_key("-".join(words))]
+    for key in keys:
+        if len(chips.get(key, ())) > 1:
+            return tuple(sorted(chips[key]))
+    return ()
+
+
+def no_device_reason(system: str, catalog: Catalog) -> str:
+    """Why a row's system names no catalog device: a chip several devices share (which one ran
+    decides its memory, bandwidth and links), or none at all."""
+    shared = shared_chip(system, catalog, anywhere=True)
+    if shared:
+        return (
+            f"system {system!r} names a chip the GPU catalog holds as {len(shared)} devices ({', '.join(shared)}), not which of them ran: "
+            "write the device (its memory, bandwidth and links differ)"
+        )
+    return f"system {system!r} is not in the GPU catalog"
 
 
 def read_layouts(rows: list[MeasuredRow], catalog: Catalog) -> list[MeasuredRow]:
@@ -1619,6 +1675,30 @@ def rate_scenario(row: "MeasuredRow") -> str:
     return "server"
 
 
+def _mlperf_dataset_named(row: MeasuredRow, catalog: Catalog) -> MeasuredRow:
+    """The row with its dataset named as the MLPerf dataset (`mlperf-*`) it reads, where it names
+    one otherwise: by MLPerf's benchmark name (`llama2-70b-99.9`) or by the bare name MLPerf gives
+    four of its benchmarks (`llama3.1-8b`, `mixtral-8x7b`, `llama3.1-405b`, `deepseek-r1`: no
+    accuracy suffix), which `datasets.dataset` reads as MLPerf's where the catalog holds no dataset
+    of that name. Its lengths are then MLPerf's, and so is its run: what reads a row as an MLPerf
+    submission (mlperf_release, script_flags: the harness's release label, its FP8 KV cache) reads
+    the `mlperf-` name. A name the catalog does not know is left for resolve to report."""
+    if not row.dataset:
+        return row
+    from dataclasses import replace as _replace
+
+    from .datasets import MLPERF_DATASETS, dataset
+
+    name = mlperf_dataset_name(row.dataset)
+    if name is None:
+        try:
+            found = dataset(row.dataset, catalog.root).name
+        except SizerError:
+            return row
+        name = found if found in MLPERF_DATASETS else None
+    return row if name is None or name == row.dataset else _replace(row, dataset=name)
+
+
 def mlperf_release(row: "MeasuredRow") -> str:
     """The release label under which a row measured on an MLPerf dataset (`mlperf-*`) is fitted
     and predicted: "mlperf-<the release it names>", which the efficiency table reads as "mlperf"
@@ -1646,6 +1726,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
     """The model, device and layout of a row, or why it cannot be modelled."""
     if row.invalid:
         return Skipped(row=row, reason=row.invalid)
+    row = _mlperf_dataset_named(row, catalog)
     release = inferencex_release(row) or mlperf_release(row)
     if release:
         from dataclasses import replace as _replace
@@ -1720,7 +1801,7 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
         prompt, output = _uniform_lengths(row.isl, ratio), _uniform_lengths(row.osl, ratio)
     gpu = _catalog_gpu(row.system, catalog)
     if gpu is None:
-        return Skipped(row=row, reason=f"system {row.system!r} is not in the GPU catalog")
+        return Skipped(row=row, reason=no_device_reason(row.system, catalog))
     wd = _weight_dtype(model, row.precision, gpu)
     if wd is None:
         return Skipped(row=row, reason=f"precision {row.precision!r} not modelled (expected one of {', '.join(PRECISIONS)})")

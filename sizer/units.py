@@ -120,6 +120,10 @@ DTYPE_ALIASES: dict[str, str] = {
     "float8": "fp8",
     "fp8_e4m3": "fp8",
     "fp8_e5m2": "fp8",
+    "fp8_e4m3fn": "fp8",  # PyTorch's name (torch.float8_e4m3fn), as checkpoints and logs print it
+    "float8_e4m3fn": "fp8",
+    "fp8_e4m3fnuz": "fp8",  # ROCm's (MI300-series) FP8
+    "float8_e4m3fnuz": "fp8",
     "e4m3": "fp8",
     "awq": "int4",
     "gptq": "int4",

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .catalog import Catalog
+from .errors import SizerError
 from .efficiency import EfficiencyTable, efficiency_table
 from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve
 from .perf import StepModel, build_step_model, stage_shape
@@ -761,6 +762,76 @@ def validate_rows(rows: list[MeasuredRow], catalog: Catalog, *, efficiency: Effi
             )
     source = f"{table.path} ({table.method}, fitted {table.fitted})" if table.path else "in-memory efficiency table"
     return Report(results=tuple(results), skipped=tuple(skipped), efficiency_source=source, measurements=label, roles_used=roles is not None)
+
+
+# Words of a system's name that are its host CPUs, not its accelerators (`8xMI355X_2xEPYC_9575F`,
+# `GB200-186GB_aarch64x4`): their counts are not the GPUs'.
+_HOST_WORDS = re.compile(r"epyc|xeon|grace|aarch64|arm64|cpu|core", re.I)
+
+
+def system_gpu_count(system: str) -> int | None:
+    """The GPUs a whole system's name counts (`8xMI355X_2xEPYC_9575F` -> 8, `ESC8000A_..._96GBx8_TRT`
+    -> 8, `8 x H100-NVL` -> 8), the host CPUs' counts left out; None where it counts none."""
+    words = [w for w in re.split(r"[-_\s,/()]+", str(system)) if w]
+    counts: list[tuple[int, str]] = []
+    for i, w in enumerate(words):
+        if m := re.fullmatch(r"(\d+)x([a-z].*)", w, flags=re.I):  # 8xMI355X
+            counts.append((int(m.group(1)), m.group(2)))
+        elif m := re.fullmatch(r"(.*[a-z0-9])x(\d+)", w, flags=re.I):  # 96GBx8, aarch64x4
+            counts.append((int(m.group(2)), m.group(1)))
+        elif (m := re.fullmatch(r"(\d+)x", w, flags=re.I)) and i + 1 < len(words):  # (8x H100-SXM-80GB, ...)
+            counts.append((int(m.group(1)), words[i + 1]))
+        elif w.isdigit() and i + 2 < len(words) and words[i + 1].lower() == "x":  # 8 x H100-NVL
+            counts.append((int(w), words[i + 2]))
+    counts = [n for n, word in counts if n > 0 and not _HOST_WORDS.search(word)]
+    return max(counts) if counts else None
+
+
+def row_warnings(report: Report, catalog: Catalog) -> list[str]:
+    """One line for each of a user's modelled rows whose cells read as given but disagree with
+    each other, the likely slips of transcribing a benchmark's summary (nothing is changed: the
+    row is scored as written):
+
+    replicas   the system's name counts G GPUs (system_gpu_count) and the row's layout times its
+               `replicas` runs another number: an empty `replicas` on `8xMI355X` reads the system's
+               whole rate and throughput as one TP1 copy's
+    dataset    the row names an MLPerf dataset whose benchmark is another model's architecture than
+               the row's (Llama-3.1-405B on mlperf-llama2-70b): the lengths are that benchmark's"""
+    out = []
+    for r in report.results:
+        row = r.row
+        if row.mode != "agg" or r.copy_of:
+            continue
+        count = system_gpu_count(row.system)
+        per_replica = max(row.tp, 1) * max(row.pp, 1)
+        if count and per_replica * row.replicas != count:
+            n = count // per_replica
+            hint = f"; replicas {n} if the system ran {n} cop{'ies' if n != 1 else 'y'} of the layout" if count % per_replica == 0 else ""
+            out.append(
+                f"{report.measurements or 'measurements'}: row {row.row_id!r}: system {row.system!r} counts {count} GPUs, the row's layout "
+                f"x replicas {per_replica} x {row.replicas} = {per_replica * row.replicas} (the system's rate and throughput are divided "
+                f"among `replicas` copies{hint})"
+            )
+        if row.dataset and row.dataset.startswith("mlperf-"):
+            from .datasets import mlperf_benchmark_base
+
+            base = mlperf_benchmark_base(row.dataset.removeprefix("mlperf-"))
+            entry = catalog.find_model(base) or catalog.match_model(base)
+            if entry is not None and entry.name != r.model and _architecture(catalog, entry.name) != _architecture(catalog, r.model):
+                out.append(
+                    f"{report.measurements or 'measurements'}: row {row.row_id!r}: model {r.model} on dataset {row.dataset}, MLPerf's benchmark of "
+                    f"{entry.name}: the row is read with that benchmark's lengths (and latency bounds)"
+                )
+    return out
+
+
+def _architecture(catalog: Catalog, name: str) -> tuple | None:
+    """What makes two catalog models one network (a checkpoint's format aside)."""
+    try:
+        m = catalog.model(name)
+    except SizerError:
+        return None
+    return (m.num_hidden_layers, m.hidden_size, m.num_attention_heads, m.num_key_value_heads, m.num_experts, m.intermediate_size)
 
 
 def _layout_label(res: Resolved) -> str:

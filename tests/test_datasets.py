@@ -612,7 +612,10 @@ def test_an_mlperf_system_name_names_its_device_or_none(tmp_path, catalog):
     assert a.gpu.name == b.gpu.name == "MI325X"
     pred = predict(build_setup([a, b]))
     assert pred.output_tokens_per_s[0] == pred.output_tokens_per_s[1]
-    assert not isinstance(c, Resolved) and c.reason == "system 'NC_H100_v5_TRT' is not in the GPU catalog"
+    assert not isinstance(c, Resolved) and c.reason == (
+        "system 'NC_H100_v5_TRT' names a chip the GPU catalog holds as 3 devices (H100-NVL, H100-PCIe, H100-SXM), not which of them ran: "
+        "write the device (its memory, bandwidth and links differ)"
+    )
 
 
 def test_an_mlperf_row_with_quantised_weights_and_no_kv_dtype_runs_an_fp8_cache(tmp_path, catalog):
