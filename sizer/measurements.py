@@ -1535,9 +1535,22 @@ def checkpoint_architecture(model_id: str) -> tuple[str, tuple[str, ...]]:
     base = model_id.strip().rsplit("/", 1)[-1]
     name = mlperf_benchmark_base(base)
     words = [w for w in re.split(r"[-_\s]+", name) if w]
-    kept = [w for w in words if w not in _FORMAT_WORDS]
+    dropped = [w for w in words if _is_format_word(w)]
+    kept = [w for w in words if not _is_format_word(w)]
+    if dropped and len(kept) > 1 and re.fullmatch(r"v\d+", kept[-1]):
+        kept.pop()  # the checkpoint's own version after its format (nvidia/DeepSeek-R1-0528-FP4-v2), not a model's (DeepSeek-V2)
     out = "-".join(kept)
-    return (out if out and out != base.lower() else ""), tuple(w for w in words if w in _FORMAT_WORDS)
+    return (out if out and out != base.lower() else ""), tuple(dropped)
+
+
+# A storage-format word with the tensor it applies to (AMD's MLPerf checkpoints,
+# amd/Llama-2-70b-chat-hf-WMXFP4-AMXFP4-KVFP8-Scale-UINT8-SQ: weights MXFP4, activations MXFP4, KV
+# FP8, UINT8 scales, SmoothQuant) or a quantisation method's.
+_FORMAT_WORD = re.compile(r"(?:w|a|kv)?(?:fp8|fp4|nvfp4|mxfp4|int4|int8|uint8)|sq|smoothquant|scales?")
+
+
+def _is_format_word(word: str) -> bool:
+    return word in _FORMAT_WORDS or _FORMAT_WORD.fullmatch(word) is not None
 
 
 def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | str:
@@ -1550,7 +1563,7 @@ def _model_for(row: MeasuredRow, catalog: Catalog) -> tuple[ModelArch, str] | st
         base, dropped = checkpoint_architecture(key)
         if entry is None and base:
             entry = catalog.match_model(base)
-            named = sorted(set(dropped) - {"kv", "preview", "dynamic", "static"})
+            named = sorted(set(dropped) - {"kv", "preview", "dynamic", "static", "scale", "scales", "sq", "smoothquant", "uint8"})
             if entry is not None and named and not row.precision:
                 return f"model {row.model_id!r} is a checkpoint of {entry.name} stored as {'/'.join(named).upper()}, but the row gives no precision (fill `precision`)"
     name = entry.name if entry else SAME_ARCHITECTURE.get(key.lower())

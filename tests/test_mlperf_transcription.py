@@ -191,3 +191,23 @@ def test_a_systems_name_counts_its_gpus_not_its_hosts(system, count):
     from sizer.validate import system_gpu_count
 
     assert system_gpu_count(system) == count
+
+
+def test_a_checkpoint_named_by_its_tensors_formats_is_its_base_models(tmp_path, catalog):
+    """AMD's MLPerf checkpoints name each tensor's format and the quantiser
+    (`amd/Llama-2-70b-chat-hf-WMXFP4-AMXFP4-KVFP8-Scale-UINT8-SQ`: weights and activations MXFP4,
+    KV FP8, UINT8 scales, SmoothQuant) and NVIDIA's a version after the format
+    (`nvidia/DeepSeek-R1-0528-FP4-v2`): both are checkpoints of catalog models, the row's precision
+    giving the format, where they read as models not in the catalog. A model's own version word
+    (DeepSeek-V2) is not dropped."""
+    from sizer.measurements import checkpoint_architecture
+
+    body = (
+        "amd,amd/Llama-2-70b-chat-hf-WMXFP4-AMXFP4-KVFP8-Scale-UINT8-SQ,mi355x,vllm,0.9.2,fp4,,offline,llama2-70b-99,1,8,99500\n"
+        "nv,nvidia/DeepSeek-R1-0528-FP4-v2,b200_sxm,trtllm,mlperf-v5.1,fp4,,offline,deepseek-r1,8,1,9000\n"
+        "none,amd/Llama-2-70b-chat-hf-WMXFP4-AMXFP4-KVFP8-Scale-UINT8-SQ,mi355x,vllm,0.9.2,,,offline,llama2-70b-99,1,8,99500\n"
+    )
+    res = _resolved(tmp_path, catalog, body)
+    assert res["amd"].model_name == "llama-2-70b" and res["nv"].model_name == "deepseek-r1"
+    assert isinstance(res["none"], Skipped) and "stored as AMXFP4/KVFP8/WMXFP4, but the row gives no precision" in res["none"].reason
+    assert checkpoint_architecture("deepseek-ai/DeepSeek-V2") == ("", ())
