@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -180,6 +181,33 @@ def test_refused_fraction_by_hand():
     capped = LengthDist(percentiles=((50.0, 1000.0), (90.0, 3000.0)), cap=8000.0)
     out_capped = LengthDist(percentiles=((50.0, 200.0), (99.0, 900.0)), cap=1000.0)
     assert admitting_length(capped, out_capped) == 9000 and refused_fraction(capped, out_capped, 9000) == 0.0
+
+
+def test_the_admitted_share_holds_where_the_outputs_tail_decides_it(catalog, root):
+    """reasoning-deepseek-v3: outputs (p50 1,500) outweigh prompts (p50 1,000), and the share longer
+    than L is decided by the output's far tail. Integrated the other way round, over the prompt on
+    a normal grid of 240,001 points to +-12 sd (E_prompt[P(output > L - prompt)], the two fitted
+    log-normals), the launch line's L admits all but 1e-4 within 0.5 %; the 22,941 tokens an
+    equal-probability grid of 4,000 output points gave refused 1.31e-4 (Monte Carlo on 2e8 draws:
+    1.312e-4)."""
+    w = load_workload(root / "workloads" / "reasoning-deepseek-v3.yaml", catalog)
+    p, o = w.traffic.prompt_tokens, w.traffic.output_tokens
+    z = np.linspace(-12.0, 12.0, 240_001)
+    dens = np.exp(-0.5 * z**2)
+    dens /= dens.sum()
+    prompt = np.exp(p.mu + p.sigma * z)
+
+    def refused(length: float) -> float:
+        rest = length - prompt
+        with np.errstate(divide="ignore"):
+            zz = (np.log(np.maximum(rest, 1e-300)) - o.mu) / o.sigma
+        surv = np.where(rest <= 0, 1.0, 0.5 * np.vectorize(math.erfc)(zz / math.sqrt(2)))
+        return float(np.dot(dens, surv))
+
+    assert w.max_model_len == 24032
+    assert refused(w.max_model_len) == pytest.approx(1e-4, rel=0.005)
+    assert refused(22941) == pytest.approx(1.31e-4, rel=0.01)
+    assert refused_fraction(p, o, 22941) == pytest.approx(refused(22941), rel=0.005)
 
 
 def test_the_plan_launches_a_max_model_len_that_admits_the_workload(catalog, root):
