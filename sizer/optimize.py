@@ -1079,7 +1079,38 @@ def single_spec(problem: FleetProblem, sp: SinglePlan) -> DeploymentSpec:
         reserved_price=opt.reserved.price if opt.reserved is not None else None,
         instance_gpus=(opt.hourly or opt.reserved).instance_gpus,
         tokens_per_s=_mean_tokens_per_s(problem),
-        instance_note=_instance_note(problem, opt),
+        instance_note=_joined_notes(_instance_note(problem, opt), _idle_note(sp)),
+    )
+
+
+def _joined_notes(shape: str | None, idle: str | None) -> str | None:
+    """The instance notes of one deployment as one line, its device and shape said once."""
+    if shape and idle:
+        return f"{shape}; {idle.split(': ', 1)[1]}"
+    return shape or idle
+
+
+def _idle_note(sp: SinglePlan) -> str | None:
+    """'MI325X tp=4: 3 replicas use 12 of the 16 GPUs of 2 whole 8-GPU instances (digitalocean GPU
+    Droplet ...); the $/hour pays for the 4 idle' when whole instances leave GPUs of a
+    single-option plan idle at its peak: its cost pays for the instances (fleet._rented), which
+    the replica count times tp x pp does not show."""
+    opt = sp.option
+    offer = opt.hourly or opt.reserved
+    c = opt.config
+    per = c.tp * c.pp
+    if not sp.gpus_by_hour or offer is None or offer.instance_gpus <= 1:
+        return None
+    idle = [g - n * per for g, n in zip(sp.gpus_by_hour, sp.replicas_by_hour)]
+    h = max(range(len(idle)), key=lambda i: (sp.replicas_by_hour[i], -i))  # the peak hour
+    if idle[h] <= 0:
+        return None
+    rented, used = sp.gpus_by_hour[h], sp.replicas_by_hour[h] * per
+    shape = f"tp={c.tp}" + (f" pp={c.pp}" if c.pp > 1 else "")
+    return (
+        f"{c.device} {shape}: {sp.replicas_by_hour[h]} replica{'s' if sp.replicas_by_hour[h] != 1 else ''} use {used} of the {rented} GPUs "
+        f"of {rented // offer.instance_gpus} whole {offer.instance_gpus}-GPU instances ({offer.price.instance_label}); the $/hour pays for "
+        f"the {rented - used} idle"
     )
 
 

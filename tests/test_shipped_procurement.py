@@ -118,3 +118,23 @@ def test_json_is_byte_identical_run_to_run(catalog, daily, limited, path):
     """The program, its warm start and the constraints' re-solves are deterministic."""
     first = render_plan((daily if path == DAILY else limited)[1], "json")
     assert render_plan(solve(load_workload(path, catalog), catalog), "json") == first
+
+
+def test_an_alternatives_idle_gpus_in_whole_instances_are_said(catalog, root):
+    """rag's best MI325X fleet, 3 x tp=4 (12 GPUs), rents whole 8-GPU DigitalOcean droplets at
+    $3.80/GPU-h: 2 droplets, $60.80/hour = 16 x $3.80, not 12 x $3.80 = $45.60. Its row says 12
+    GPUs; its instance note says the other 4 are idle and paid for, so the row's $/hour reads."""
+    from sizer.optimize import solve
+    from sizer.report import plan_to_dict
+    from sizer.workload import load_workload
+
+    w = load_workload(root / "workloads" / "rag-llama-3.1-70b-32k.yaml", catalog)
+    d = plan_to_dict(solve(w, catalog))
+    (mi,) = [a for a in d["alternatives"] if a["device"] == "MI325X"]
+    assert mi["gpus"] == 12 and mi["instance_gpus"] == 8 and mi["usd_per_gpu_hour"] == pytest.approx(3.80)
+    assert mi["cost_usd_per_hour"] == pytest.approx(16 * 3.80)
+    assert mi["instance_note"] == (
+        "MI325X tp=4: 3 replicas use 12 of the 16 GPUs of 2 whole 8-GPU instances (digitalocean GPU Droplet (1 or 8 GPUs)); the $/hour pays for the 4 idle"
+    )
+    # a fleet with no idle GPU has no note
+    assert all(a["instance_note"] is None for a in d["alternatives"] if a["cost_usd_per_hour"] == pytest.approx(a["gpus"] * a["usd_per_gpu_hour"]))
