@@ -236,13 +236,15 @@ def evaluate_candidates(workload: Workload, catalog: Catalog, *, prune: bool = F
     the largest (rate_exact False), and no plan, alternative or saving is built from them.
     `price_views`: other price catalogs a plan will also be built on (the first-party prices): a
     candidate stops early only when it cannot win under any of them either.
-    `deadline` (deadline.Deadline) bounds the rate search: SolverError when it passes."""
+    `deadline` (deadline.Deadline) bounds the checks and the rate search: SolverError when it passes."""
     model = workload.model
     policy = engine_policy(workload.engine)
     overrides = engine_overrides(workload)
     out: list[Evaluated | None] = []
     passing: list[tuple[int, Config, Gpu, MemoryBreakdown, EngineSettings, Price, Admission]] = []
-    for cfg in enumerate_configs(workload):
+    for i, cfg in enumerate(enumerate_configs(workload)):
+        if deadline is not None and i % 256 == 0:
+            deadline.check("the memory and format checks of the candidates")  # a search of thousands takes seconds here
         gpu = catalog.gpu(cfg.device)
         reason = parallelism_reason(model, gpu, cfg.tp, cfg.pp) or policy.parallelism_reason(cfg.tp, cfg.pp)
         if reason:

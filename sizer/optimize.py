@@ -1121,18 +1121,23 @@ def single_deployment(problem: FleetProblem, catalog: Catalog, sp: SinglePlan) -
 def device_rejections(evaluated: list[Evaluated], devices: tuple[str, ...]) -> tuple[Rejected, ...]:
     """For each device with no feasible candidate, the reason of the candidate that got furthest
     (latest stage; then most GPUs; then the smallest formats, which need the least memory)."""
+    by_device: dict[str, list[Evaluated]] = {}
+    for e in evaluated:
+        by_device.setdefault(e.config.device, []).append(e)
     out = []
     for device in devices:
-        rows = [e for e in evaluated if e.config.device == device]
+        rows = by_device.get(device, [])
         if not rows or any(e.feasible for e in rows):
             continue
-        furthest = max(
-            rows,
-            key=lambda e: (
-                e.stage_rank,
-                e.config.gpus if e.stage != "memory" else (e.memory.kv_pool_bytes_per_gpu if e.memory else 0.0),
-                e.config.kv_dtype == "fp8",
-                -rows.index(e),
+        # ties go to the first candidate (its index, not rows.index(e): a linear search per
+        # candidate made this quadratic, minutes past --time-limit-s for a search of thousands)
+        _, furthest = max(
+            enumerate(rows),
+            key=lambda ie: (
+                ie[1].stage_rank,
+                ie[1].config.gpus if ie[1].stage != "memory" else (ie[1].memory.kv_pool_bytes_per_gpu if ie[1].memory else 0.0),
+                ie[1].config.kv_dtype == "fp8",
+                -ie[0],
             ),
         )
         out.append(Rejected(device=device, reason=f"{furthest.config.label()}: {furthest.reason}", stage=furthest.stage))

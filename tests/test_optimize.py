@@ -135,3 +135,44 @@ def test_a_shared_deadline_names_the_users_limit():
     part = Deadline(3).share(0.0)
     assert part.expired()
     assert str(part.error("the sizing program")) == "--time-limit-s 3: the time limit was reached before the sizing program finished"
+
+
+def test_a_passed_deadline_stops_the_candidates_checks_not_only_their_rate_search(catalog, tmp_path):
+    """--time-limit-s bounds the whole command: a search of thousands of configurations (tp 1-64
+    x pp 1-32 on every device: 111 s under a 5 s limit) spent its time in the memory and format
+    checks before the rate search, where the only deadline check was. A deadline already passed
+    stops them at once, naming them."""
+    from sizer.candidates import evaluate_candidates
+    from sizer.deadline import Deadline
+    from sizer.errors import SolverError
+    from sizer.workload import load_workload
+
+    path = tmp_path / "wide.yaml"
+    path.write_text(
+        "model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 100, output_tokens: 100}\n"
+        f"search: {{tp: [{', '.join(map(str, range(1, 65)))}], pp: [{', '.join(map(str, range(1, 33)))}]}}\n"
+    )
+    w = load_workload(path, catalog)
+    gone = Deadline(0.0)
+    with pytest.raises(SolverError, match=r"before the memory and format checks of the candidates finished"):
+        evaluate_candidates(w, catalog, deadline=gone)
+
+
+def test_an_unservable_devices_reason_is_its_furthest_candidates_first_among_equals(catalog, tmp_path):
+    """device_rejections names, per device with no feasible candidate, the candidate that got
+    furthest, the first in search order among equals (its index in the list, not a search through
+    the list per candidate, which made the step quadratic in the search's size)."""
+    from sizer.candidates import Evaluated, enumerate_configs
+    from sizer.optimize import device_rejections
+    from sizer.workload import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text("model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 100, output_tokens: 100}\nsearch: {devices: [L4], tp: [1, 2], pp: [1]}\n")
+    w = load_workload(path, catalog)
+    cfgs = [c for c in enumerate_configs(w) if c.tp == 2 and c.kv_dtype == "fp8"]  # equal but for the weights
+    assert len(cfgs) >= 2
+    rows = [Evaluated(config=c, stage="parallelism", reason=f"reason {i}") for i, c in enumerate(cfgs)]
+    (r,) = device_rejections(rows, ("L4",))
+    assert r.reason == f"{cfgs[0].label()}: reason 0"
+    (r,) = device_rejections(rows[::-1], ("L4",))
+    assert r.reason == f"{cfgs[-1].label()}: reason {len(cfgs) - 1}"
