@@ -296,16 +296,25 @@ def residual_table(catalog) -> ResidualTable:
     return _TABLES[key]
 
 
+def _read_stored(path: Path, computed: str) -> ResidualTable | None:
+    """A stored or cached residual file, or None when it cannot be read as one (not UTF-8,
+    unreadable, another format): then the residuals are computed again, as for a miss."""
+    try:
+        return residuals_from_json(path.read_text(encoding="utf-8"), computed)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _load_or_compute(root: str, fp: str, catalog) -> ResidualTable:
     stored = Path(root) / RESIDUALS_FILE
     if stored.is_file():
-        t = residuals_from_json(stored.read_text(encoding="utf-8"), "stored")
+        t = _read_stored(stored, "stored")
         if t is not None and t.fingerprint == fp:
             return t
     cache = _cache_dir()
     cached = cache / f"residuals-{fp[:24]}.json" if cache is not None else None
     if cached is not None and cached.is_file():
-        t = residuals_from_json(cached.read_text(encoding="utf-8"), "cache")
+        t = _read_stored(cached, "cache")
         if t is not None and t.fingerprint == fp:
             return t
     t = compute_residuals(catalog)

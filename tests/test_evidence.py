@@ -811,3 +811,32 @@ def test_a_plan_whose_replicas_run_a_larger_batch_than_any_measured_says_so(root
     assert any(line.startswith("H200-SXM ") and line.rstrip().endswith("larger batch") for line in lines)
     said = [line for line in lines if line.startswith("evidence  H200-SXM tp=1: a replica runs ")]
     assert len(said) == 1 and "the largest batch measured on one replica of H200-SXM under vLLM, 128" in said[0]
+
+
+def test_an_unreadable_stored_or_cached_residual_file_is_a_miss_not_a_crash(catalog, tmp_path, monkeypatch):
+    """A residuals.json or cache file that is not UTF-8 (a truncated write, a disk error) crashed
+    every run (UnicodeDecodeError, exit 70) until found and deleted by hand. It is read as a miss:
+    the next source is tried, here the other of the two, which holds the same residuals."""
+    import shutil
+
+    from sizer import evidence
+    from sizer.catalog import load_catalog
+
+    root = tmp_path / "cat"
+    shutil.copytree(catalog.root, root)
+    good = (catalog.root / "residuals.json").read_text(encoding="utf-8")
+    fp = evidence.fingerprint(root)
+    assert fp == evidence.fingerprint(catalog.root)  # the same files: the shipped residuals hold
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("SIZER_CACHE_DIR", str(cache))
+    (root / "residuals.json").write_bytes(b"\xff\xfe not json")
+    (cache / f"residuals-{fp[:24]}.json").write_text(good, encoding="utf-8")
+    evidence._TABLES.clear()
+    t = evidence.residual_table(load_catalog(root))
+    assert t.computed == "cache" and len(t) == len(evidence.residuals_from_json(good, "stored"))
+    (root / "residuals.json").write_text(good, encoding="utf-8")
+    (cache / f"residuals-{fp[:24]}.json").write_bytes(b"\xff")
+    evidence._TABLES.clear()
+    assert evidence.residual_table(load_catalog(root)).computed == "stored"
+    evidence._TABLES.clear()
