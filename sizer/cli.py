@@ -816,7 +816,7 @@ def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_
         _emit(to_json({"workload": w.name, "warnings": list(w.warnings), "simulations": [simulation_dict(s) for s in sims]}), output)
     else:
         _emit(render_simulations(sims, w), output)
-    if any(not s.passed for s in sims):
+    if any(s.passed is False for s in sims):  # None: nothing to judge, said in its verdict
         sys.exit(SIMULATED_FAIL_EXIT)
 
 

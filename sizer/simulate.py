@@ -153,14 +153,30 @@ class Simulation:
     rate_rps: float = 0.0  # the simulated stream's rate at this replica (the analytic model's too)
 
     @property
-    def passed(self) -> bool:
-        """Every bounded metric met, and every measured request served (none left running)."""
+    def judged(self) -> bool:
+        """Whether the window gave the SLO checks anything to judge: a measured request completed,
+        or one was left running (an overload is a verdict). A replica sent no request in the
+        window (a trickle of traffic, or more replicas than requests) has no percentile at all."""
+        return self.result.completed > 0 or self.result.unfinished > 0 or not self.slo_checks
+
+    @property
+    def passed(self) -> bool | None:
+        """Every bounded metric met, and every measured request served (none left running); None
+        when the window held nothing to judge (judged)."""
+        if not self.judged:
+            return None
         return all(c.met for c in self.slo_checks) and self.result.unfinished == 0
 
     @property
     def verdict(self) -> str:
-        """PASS or FAIL and why, in one line; what the percentiles rest on."""
+        """PASS or FAIL and why, in one line; what the percentiles rest on (NO VERDICT when the
+        window held no request to judge)."""
         r = self.result
+        if not self.judged:
+            return (
+                f"NO VERDICT: the measured window held {r.requests:,} request{'s' if r.requests != 1 else ''} at this replica and none completed, "
+                "so no percentile to hold against the SLO (a longer --duration-s, or fewer replicas, gives it requests)"
+            )
         why = [f"{c.metric} {c.simulated_s:.4g} s > {c.bound_s:g} s" for c in self.slo_checks if not c.met]
         if r.unfinished:
             why.append(f"{r.unfinished:,} of {r.requests:,} measured requests still running when the simulation stopped")

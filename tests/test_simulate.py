@@ -272,6 +272,11 @@ def test_slo_checks_and_the_verdict(chat, h100):
     stuck = sim(result(1.0, 0.05, unfinished=3))
     assert not stuck.passed and "3 of 1,000 measured requests still running" in stuck.verdict
     assert "rests on the slowest 10 of 1,000 requests" in ok.verdict
+    # a window with no request at this replica (a trickle of traffic, more replicas than
+    # requests): no percentile to judge, so neither PASS nor FAIL (it was FAIL, exit 11: "ttft_p99
+    # nan s > 2 s ... the slowest 1 of 0 requests")
+    empty = sim(replace(result(math.nan, math.nan), requests=0, completed=0))
+    assert empty.passed is None and empty.verdict.startswith("NO VERDICT: the measured window held 0 requests at this replica and none completed")
 
 
 def test_long_runs_report_progress(h100, chat):
@@ -283,3 +288,23 @@ def test_long_runs_report_progress(h100, chat):
     result = simulate_replica(h100, arr, duration_s=300, progress=lambda clock, total: calls.append((clock, total)))
     assert len(calls) == result.steps // PROGRESS_EVERY_STEPS > 0
     assert all(total == 300 for _, total in calls) and [c for c, _ in calls] == sorted(c for c, _ in calls)
+
+
+def test_simulate_of_a_window_with_no_request_exits_0_with_no_verdict(tmp_path, root):
+    """api's workload at 0.001 req/s (150 shipped): the 600 s window sends its replica no request. The
+    command said FAIL and exited 11 (the plan misses its SLO); it misses nothing. It says NO
+    VERDICT, `passed` null in the JSON, and exits 0."""
+    import json
+
+    from click.testing import CliRunner
+
+    from sizer.cli import cli
+
+    text = (root / "workloads" / "api-llama-3.1-8b.yaml").read_text()
+    path = tmp_path / "trickle.yaml"
+    path.write_text(text.replace("requests_per_s: 150", "requests_per_s: 0.001"))
+    assert path.read_text() != text
+    r = CliRunner().invoke(cli, ["simulate", str(path), "--format", "json", "-q"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    (sim,) = json.loads(r.stdout)["simulations"]
+    assert sim["passed"] is None and sim["verdict"].startswith("NO VERDICT")
