@@ -944,6 +944,11 @@ def column_warnings(path: Path | str) -> list[str]:
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
     out = []
+    names = [col.strip() for col in header]
+    for aliases, what in ((_TTFT, "the mean TTFT"), (_TPOT, "the mean TPOT")):
+        given = [a for a in aliases if a in names]
+        if len(given) > 1:
+            out.append(f"{path}: columns {' and '.join(repr(a) for a in given)} both give {what}: {given[0]!r} is read, {', '.join(repr(a) for a in given[1:])} ignored")
     for col in header:
         name = col.strip()
         if not name or name in KNOWN_COLUMNS or name.startswith("Unnamed"):
@@ -1115,10 +1120,10 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
 
 
 def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
-    """(the header's column names, each further record's cells) of a CSV file, as the csv module
-    splits them (RFC 4180 quoting; a UTF-8 byte-order mark dropped), less the empty and
-    whitespace-only lines. A column name repeated in the header is an error: which of its cells a
-    row means is unknown."""
+    """(the header's column names, stripped of spaces around them, each further record's cells) of
+    a CSV file, as the csv module splits them (RFC 4180 quoting; a UTF-8 byte-order mark dropped),
+    less the empty and whitespace-only lines. A column name repeated in the header is an error:
+    which of its cells a row means is unknown."""
     import csv
 
     limit = csv.field_size_limit()
@@ -1132,7 +1137,7 @@ def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
         csv.field_size_limit(limit)
     if not records:
         return [], []
-    header = records[0]
+    header = [name.strip() for name in records[0]]  # `id, model_path` and ` silicon_ttft_ms `: the names they show
     seen: set[str] = set()
     for name in header:
         if name in seen and name.strip():

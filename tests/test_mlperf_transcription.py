@@ -211,3 +211,25 @@ def test_a_checkpoint_named_by_its_tensors_formats_is_its_base_models(tmp_path, 
     assert res["amd"].model_name == "llama-2-70b" and res["nv"].model_name == "deepseek-r1"
     assert isinstance(res["none"], Skipped) and "stored as AMXFP4/KVFP8/WMXFP4, but the row gives no precision" in res["none"].reason
     assert checkpoint_architecture("deepseek-ai/DeepSeek-V2") == ("", ())
+
+
+def test_a_header_with_spaces_around_its_names_and_two_ttft_columns(tmp_path):
+    """`id, model_path, ...` (a space after each comma) and ` silicon_ttft_ms ` name the columns
+    they show: read, not "required column is missing" or a TTFT silently empty. Two columns of
+    the same figure (silicon_ttft_ms and ttft_ms) read the first and warn that the second is
+    ignored."""
+    from click.testing import CliRunner
+
+    from sizer.cli import cli
+    from sizer.measurements import column_warnings
+
+    path = tmp_path / "spaced.csv"
+    path.write_text(
+        "id, model_path, system, backend, precision, isl, osl, concurrency, tp_size, silicon_ttft_ms , ttft_ms, silicon_tpot_ms\n"
+        "a,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,vllm,fp8,1024,128,8,1,50,60,10\n"
+    )
+    (row,) = read_csv(path)
+    assert row.invalid is None and row.ttft_ms == 50.0 and row.tpot_ms == 10.0
+    assert column_warnings(path) == [f"{path}: columns 'silicon_ttft_ms' and 'ttft_ms' both give the mean TTFT: 'silicon_ttft_ms' is read, 'ttft_ms' ignored"]
+    r = CliRunner().invoke(cli, ["validate", "--measurements", str(path), "--format", "json"], catch_exceptions=False)
+    assert r.exit_code == 0 and json.loads(r.stdout)["rows"][0]["measured_ttft_ms"] == 50.0
