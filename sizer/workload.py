@@ -749,8 +749,12 @@ def _traffic(t: Fields, base_dir: Path, catalog_root: Path | None = None) -> Tra
         from .datasets import dataset
 
         named = dataset(t.string("dataset"), catalog_root, where=f"{t.file}: traffic.dataset: ")
+        replaced = [key for key in ("prompt_tokens", "output_tokens") if key in lengths or t.has(key)]
+        if len(replaced) == 2:  # the dataset would give nothing: what the user wrote would be dropped
+            by = " and ".join(f"the trace's {dict(summary.columns)[k.split('_')[0]]} column" if k in lengths and summary else f"traffic.{k}" for k in replaced)
+            raise t.fail_value("dataset", f"{named.name}'s prompt and output lengths are both replaced ({by}), so it gives nothing; drop it, or one of them")
         for key, dist in (("prompt_tokens", named.prompt), ("output_tokens", named.output)):
-            if key not in lengths and not t.has(key):
+            if key not in replaced:
                 lengths[key] = dist
     return Traffic(
         requests_per_s=rate,

@@ -72,6 +72,14 @@ def test_workload_traffic_dataset(tmp_path, catalog):
     # a length given next to the dataset replaces the dataset's
     w.write_text("model: llama-2-70b\ntraffic:\n  requests_per_s: 3\n  dataset: mlperf-llama2-70b\n  output_tokens: 100\n")
     assert load_workload(w, catalog).traffic.output_tokens.mean == pytest.approx(100)
+    # both lengths given: the dataset would give nothing, and what the user wrote would be dropped
+    # without a word (it was: planned on 100/100, the dataset ignored)
+    w.write_text("model: llama-2-70b\ntraffic:\n  requests_per_s: 3\n  dataset: mlperf-llama2-70b\n  prompt_tokens: 100\n  output_tokens: 100\n")
+    run = subprocess.run([sys.executable, "-m", "sizer", "solve", str(w)], capture_output=True, text=True)
+    assert run.returncode == 7 and run.stderr.strip() == (
+        f"error: {w}: traffic.dataset: mlperf-llama2-70b's prompt and output lengths are both replaced "
+        "(traffic.prompt_tokens and traffic.output_tokens), so it gives nothing; drop it, or one of them"
+    )
     w.write_text("model: llama-2-70b\ntraffic:\n  requests_per_s: 3\n  dataset: openorca\n")
     run = subprocess.run([sys.executable, "-m", "sizer", "solve", str(w)], capture_output=True, text=True)
     assert run.returncode == 8 and "traffic.dataset" in run.stderr and "unknown dataset 'openorca'" in run.stderr
