@@ -213,6 +213,7 @@ class Catalog:
     gpus: tuple[Gpu, ...]
     prices: tuple[Price, ...]
     models: tuple[ModelEntry, ...]
+    price_notes: tuple[str, ...] = ()  # what the user's price rows replaced (with_prices): warnings
 
     # -- GPUs ------------------------------------------------------------------------------
     @cached_property
@@ -263,16 +264,35 @@ class Catalog:
     def providers(self) -> list[str]:
         return sorted({p.provider for p in self.prices})
 
-    def with_prices(self, overlay: tuple[Price, ...] | list[Price]) -> "Catalog":
+    def with_prices(self, overlay: tuple[Price, ...] | list[Price], label: str = "") -> "Catalog":
         """This catalog with `overlay` laid over its prices: an overlay row replaces every row
         with the same device, provider, kind and instance (Price.overlay_key); the others are
-        added. Laying the same rows again changes nothing."""
+        added. Laying the same rows again changes nothing. Each row that replaces rows other than
+        itself is noted in `price_notes` (a row with no instance replaces every size and plan of
+        its provider's offers, which may take a layout's instance away: a cheaper price can give a
+        dearer plan)."""
         if not overlay:
             return self
         keys = {p.overlay_key for p in overlay}
         kept = [p for p in self.prices if p.overlay_key not in keys or p in overlay]
         added = [p for p in overlay if p not in kept]
-        return replace(self, prices=tuple(kept + added))
+        notes = list(self.price_notes)
+        for p in overlay:
+            gone = [q for q in self.prices if q.overlay_key == p.overlay_key and q not in overlay]
+            if gone:
+                what = ", ".join(f"{q.plan or q.instance or 'no plan'} ({q.gpus_per_instance} GPU{'s' if q.gpus_per_instance != 1 else ''}, ${q.usd_per_gpu_hour:g}/GPU-h)" for q in gone)
+                notes.append(
+                    f"{label + ': ' if label else ''}{p.device} {p.provider} {p.kind}{' ' + p.instance if p.instance else ''} "
+                    f"(${p.usd_per_gpu_hour:g}/GPU-h, {p.gpus_per_instance} GPU{'s' if p.gpus_per_instance != 1 else ''} an instance) replaces "
+                    f"{len(gone)} catalog row{'s' if len(gone) != 1 else ''} with the same device, provider, kind and instance: {what}"
+                    + (
+                        f"; at {p.gpus_per_instance} GPU{'s' if p.gpus_per_instance != 1 else ''} an instance it holds no replica of more "
+                        f"(give gpus_per_instance, or an instance per size)"
+                        if max(q.gpus_per_instance for q in gone) > p.gpus_per_instance
+                        else ""
+                    )
+                )
+        return replace(self, prices=tuple(kept + added), price_notes=tuple(dict.fromkeys(notes)))
 
     def restricted(self, *, providers: tuple[str, ...] | None = None, exclude: tuple[str, ...] = (), min_source_kind: str = "marketplace") -> "Catalog":
         """This catalog with only the prices of `providers` (None: all), none of `exclude`, and
@@ -662,7 +682,7 @@ def _read_model_entry(path: Path) -> ModelArch:
 def load_price_files(catalog: Catalog, paths: list[Path] | tuple[Path, ...]) -> Catalog:
     """The catalog with the user's price files laid over it, in order (Catalog.with_prices)."""
     for path in paths:
-        catalog = catalog.with_prices(load_prices(Path(path), catalog.gpus, user=True))
+        catalog = catalog.with_prices(load_prices(Path(path), catalog.gpus, user=True), label=str(path))
     return catalog
 
 

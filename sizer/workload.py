@@ -287,6 +287,7 @@ class Workload:
     description: str = ""
     constraints: Constraints = Constraints()
     extra: dict = field(default_factory=dict)
+    price_notes: tuple[str, ...] = ()  # what the user's price rows (--prices, pricing.files) replaced
 
     @property
     def context_tokens(self) -> int:
@@ -347,6 +348,7 @@ class Workload:
         assumes, percentiles from a small sample, requests the model's context refuses."""
         out = [f"{self.model.name}: {w}" for w in self.model.warnings]
         out.extend(served_id_warnings(self.model))
+        out.extend(self.price_notes)
         from .engines import engine_policy
 
         note = nvfp4_moe_note(self.model, "nvfp4") if "nvfp4" in self.search.weight_dtypes else None
@@ -629,10 +631,12 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
             raise FieldValueError(f"{label}: search.weight_dtypes[{i}]: {x!r} under engine {engine}: {problem}")
     price_files = _price_file_paths(f, base_dir)
     overlay: tuple = ()
+    price_notes = catalog.price_notes  # the --prices files'
     if price_files:
         from .catalog import load_price_files
 
-        overlay = load_price_files(catalog, price_files).prices
+        laid = load_price_files(catalog, price_files)
+        overlay, price_notes = laid.prices, laid.price_notes
     pricing = parse_pricing(f, sr, sorted({p.provider for p in (*catalog.prices, *overlay)}), base_dir=base_dir)
     max_configurations = sr.integer("max_configurations", 1, ge=1)
     search = SearchSpace(
@@ -664,6 +668,7 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
         engine_version=_version(f),
         description=f.string("description", ""),
         constraints=parse_constraints(f, catalog),
+        price_notes=price_notes,
     )
     if memory.max_model_len is not None and memory.max_model_len < workload.context_tokens:
         raise m.fail_value(

@@ -199,6 +199,29 @@ def test_a_users_price_file_overlays_the_catalog(tmp_path, catalog):
     assert plan.instances[0].idle_gpus == 6 and plan.instances[0].idle_cost_usd_per_hour == pytest.approx(12.0)
 
 
+def test_a_users_price_row_says_which_catalog_rows_it_replaced(tmp_path, catalog, root):
+    """A user's H100-SXM RunPod on-demand row with no instance, $1.00/GPU-h, replaces the
+    catalog's eight (Community and Secure Cloud at 1, 2, 4 and 8 GPUs: the same device, provider,
+    kind and no instance), so chat's tp=2 replicas find no 2-GPU RunPod machine and the plan
+    moves to H200, $28.72/hour against $21.52 with the catalog's prices: a lower price gives a
+    dearer plan. It did so without a word; the warning names the rows replaced and the cause."""
+    from sizer.catalog import load_price_files
+
+    prices = tmp_path / "p.yaml"
+    prices.write_text("prices:\n  - {device: H100-SXM, provider: runpod, kind: on_demand, usd_per_gpu_hour: 1.0, price_date: 2026-11-20}\n")
+    laid = load_price_files(catalog, [prices])
+    (note,) = laid.price_notes
+    assert note.startswith(f"{prices}: H100-SXM runpod on_demand ($1/GPU-h, 1 GPU an instance) replaces 8 catalog rows with the same device, provider, kind and instance: ")
+    assert "Community Cloud (2 GPUs, $2.69/GPU-h)" in note and "Secure Cloud (8 GPUs, $3.99/GPU-h)" in note
+    assert note.endswith("; at 1 GPU an instance it holds no replica of more (give gpus_per_instance, or an instance per size)")
+    w = load_workload(root / "workloads" / "chat-llama-3.1-70b.yaml", laid)
+    assert note in w.warnings
+    assert solve(w, laid, as_of=AS_OF).cost_usd_per_hour == pytest.approx(28.72)
+    # a row adding an offer replaces nothing, and says nothing
+    prices.write_text("prices:\n  - {device: H100-SXM, provider: mycloud, kind: on_demand, usd_per_gpu_hour: 2.0, gpus_per_instance: 8}\n")
+    assert load_price_files(catalog, [prices]).price_notes == ()
+
+
 def test_a_bad_price_file_is_refused_one_line_per_bad_row_and_nothing_is_solved(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(
