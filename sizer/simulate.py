@@ -621,7 +621,8 @@ def parse_plan(text: str) -> tuple[str, int, int, str, str]:
     weights = normalise_dtype(parts[4])
     if weights not in WEIGHT_DTYPES:
         raise FieldValueError(f"--plan {text}: weights: expected one of {', '.join(WEIGHT_DTYPES)}, got {parts[4]!r}")
-    return parts[0], int(parts[1]), int(parts[2]), parts[3], weights
+    kv = "/".join(normalise_dtype(p) for p in parts[3].split("/"))  # fp8_e4m3, fp8_e5m2: fp8, as explain reads them
+    return parts[0], int(parts[1]), int(parts[2]), kv, weights
 
 
 def replica_from_candidate(workload: Workload, catalog: Catalog, e, replicas: int, rate_rps: float) -> ReplicaSpec:

@@ -790,7 +790,7 @@ def system_gpu_count(system: str) -> int | None:
 def row_warnings(report: Report, catalog: Catalog) -> list[str]:
     """One line for each of a user's modelled rows whose cells read as given but disagree with
     each other, the likely slips of transcribing a benchmark's summary (nothing is changed: the
-    row is scored as written):
+    row is scored as written), and one for ids given to more than one row:
 
     replicas   the system's name counts G GPUs (system_gpu_count) and the row's layout times its
                `replicas` runs another number: an empty `replicas` on `8xMI355X` reads the system's
@@ -798,6 +798,13 @@ def row_warnings(report: Report, catalog: Catalog) -> list[str]:
     dataset    the row names an MLPerf dataset whose benchmark is another model's architecture than
                the row's (Llama-3.1-405B on mlperf-llama2-70b): the lengths are that benchmark's"""
     out = []
+    ids = collections.Counter([r.row.row_id for r in report.results] + [s.row.row_id for s in report.skipped])
+    twice = sorted(i for i, n in ids.items() if n > 1)
+    if twice:
+        out.append(
+            f"{report.measurements or 'measurements'}: {len(twice)} id{'s' if len(twice) != 1 else ''} given to more than one row "
+            f"({', '.join(repr(i) for i in twice[:5])}{', ...' if len(twice) > 5 else ''}): the rows are scored apart, but a row named by its id is not one row"
+        )
     for r in report.results:
         row = r.row
         if row.mode != "agg" or r.copy_of:

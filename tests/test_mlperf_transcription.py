@@ -233,3 +233,21 @@ def test_a_header_with_spaces_around_its_names_and_two_ttft_columns(tmp_path):
     assert column_warnings(path) == [f"{path}: columns 'silicon_ttft_ms' and 'ttft_ms' both give the mean TTFT: 'silicon_ttft_ms' is read, 'ttft_ms' ignored"]
     r = CliRunner().invoke(cli, ["validate", "--measurements", str(path), "--format", "json"], catch_exceptions=False)
     assert r.exit_code == 0 and json.loads(r.stdout)["rows"][0]["measured_ttft_ms"] == 50.0
+
+
+def test_an_id_given_to_two_rows_is_warned_about(tmp_path):
+    """Two rows of one file under one id are scored apart (they may be different runs), with a
+    warning: a row named by its id (in `--rows`, in a note) is not one row."""
+    from click.testing import CliRunner
+
+    from sizer.cli import cli
+
+    path = tmp_path / "twice.csv"
+    body = "".join(
+        f"{i},meta-llama/Llama-2-70b-chat-hf,mi355x,vllm,0.9.2,fp4,,offline,llama2-70b-99,1,8,{x}\n" for i, x in (("a", 99500), ("a", 88000), ("b", 77000))
+    )
+    path.write_text(HEADER + body)
+    r = CliRunner().invoke(cli, ["validate", "--measurements", str(path), "--format", "json"], catch_exceptions=False)
+    doc = json.loads(r.stdout)
+    assert len(doc["rows"]) == 3
+    assert doc["warnings"] == [f"{path}: 1 id given to more than one row ('a'): the rows are scored apart, but a row named by its id is not one row"]

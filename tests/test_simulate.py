@@ -149,6 +149,8 @@ def test_trace_arrivals_and_their_errors(tmp_path, chat):
         trace_arrivals(bad, 10, 1, chat.traffic.prompt_tokens, chat.traffic.output_tokens, 0)
     with pytest.raises(FieldValueError, match="--plan: expected device,tp,pp,kv,weights"):
         parse_plan("H100-SXM,2,fp8")
+    # the KV dtype in vLLM's spellings, as explain reads it (fp8_e5m2 was "vLLM has no 'fp8_e5m2' KV cache", exit 9)
+    assert parse_plan("H100-SXM,2,1,fp8_e5m2,fp8") == parse_plan("H100-SXM,2,1,FP8_E4M3,fp8") == ("H100-SXM", 2, 1, "fp8", "fp8")
 
 
 def test_simulate_cli_json_is_deterministic(root):
