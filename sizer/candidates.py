@@ -535,10 +535,11 @@ def _with_capacity(
         )
         return Evaluated(config=cfg, stage="confidence", reason=reason, price=price, memory=m, engine=engine, admission=adm)
     peak = workload.traffic.requests_per_s
-    if rate * MAX_REPLICAS_PER_POOL < peak:  # within its bounds only at a trickle: no fleet to plan
+    if rate * MAX_REPLICAS_PER_POOL < peak:  # more replicas than any fleet sizer plans (a trickle per replica, or a flood of demand)
         reason = (
-            f"within its bounds only up to {rate:.3g} req/s per replica ({cap.binding[j]} binds just above a trickle): "
-            f"{MAX_REPLICAS_PER_POOL:,} replicas would carry {rate * MAX_REPLICAS_PER_POOL:.3g} of the {peak:g} req/s"
+            f"within its bounds up to {rate:.3g} req/s per replica ({cap.binding[j]} binds): the {peak:g} req/s would take "
+            f"{peak / rate:,.0f} replicas, more than the {MAX_REPLICAS_PER_POOL:,} one pool is planned with "
+            f"({MAX_REPLICAS_PER_POOL:,} carry {rate * MAX_REPLICAS_PER_POOL:.3g} req/s)"
         )
         return Evaluated(config=cfg, stage="latency", reason=reason, price=price, memory=m, engine=engine, admission=adm)
     return Evaluated(

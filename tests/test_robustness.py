@@ -952,7 +952,7 @@ def test_a_configuration_serving_only_a_trickle_is_refused_not_planned_by_the_bi
     for k in range(2, 40):
         mid = 0.5 * (lo + hi)
         reason, plan = probe(k, mid)
-        if "100,000 replicas would carry" in reason:
+        if "more than the 100,000 one pool is planned with" in reason:
             trickle = (mid, plan, reason)
             break
         if "at batch 1 " in reason:  # over the bound at batch 1, or within the share of it the search keeps in hand
