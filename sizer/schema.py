@@ -58,21 +58,50 @@ class _SafeLoader(_BASE_LOADER):  # type: ignore[misc,valid-type]
     """The safe loader, refusing integer literals beyond any float before Python converts them."""
 
     def construct_yaml_int(self, node):
-        n = _digits(str(node.value))
+        """An integer as YAML 1.2 reads it (`_INT` below): decimal digits are decimal whatever
+        they start with (0700 is 700, not YAML 1.1's octal 448), 0o17 octal, 0x1F hexadecimal
+        (and 0b101 binary, `_` between digits, as pyyaml's YAML 1.1 reads them)."""
+        text = str(self.construct_scalar(node)).replace("_", "")
+        n = _digits(text)
         if n > MAX_INTEGER_DIGITS:
             raise _TooLong(n, node.start_mark.line + 1)
-        return super().construct_yaml_int(node)
+        sign, body = (-1, text[1:]) if text[:1] == "-" else (1, text[1:] if text[:1] == "+" else text)
+        base = {"0b": 2, "0o": 8, "0x": 16}.get(body[:2].lower(), 10)
+        try:
+            return sign * int(body[2:] if base != 10 else body, base)
+        except ValueError:  # an explicit `!!int` on what is no integer (`!!int 1:30`)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"expected an integer, got {printable(text)!r}", node.start_mark
+            ) from None
 
 
 _SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
-# YAML 1.2's floats without a decimal point (1e-3, 5E+2, 2e6): YAML 1.1, which pyyaml follows,
-# reads them as strings, so `usd_per_gpu_hour: 1e-3` was refused as "a string". Plain scalars only:
-# a quoted '1e-3' stays a string.
-_SafeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
+
+# Numbers as YAML 1.2's core schema reads them, not YAML 1.1's (which pyyaml follows), whose
+# forms changed what the user wrote without a word: `requests_per_s: 0700` was 448 (octal), 012
+# was 10, `1:30` was 90 and `1:30.5` 90.5 (base 60). Now 0700 is 700, octal and hexadecimal need
+# their prefix (0o700, 0x1C0), and base-60 forms are strings (refused where a number goes, as any
+# string). pyyaml's unambiguous extras stay: `_` between digits (1_000) and 0b binary.
+_INT = re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+)$")
+# YAML 1.1's floats less its base-60 form; and YAML 1.2's without a decimal point (1e-3, 5E+2,
+# 2e6), which YAML 1.1 reads as strings, so `usd_per_gpu_hour: 1e-3` was refused as "a string".
+# Plain scalars only: a quoted '1e-3' or '0700' stays a string.
+_FLOAT = re.compile(
+    r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?
+        |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+        |[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+    re.X,
 )
+# The resolvers of the other tags as pyyaml's (a copy: pyyaml's own loaders are left as they are),
+# less its int and float ones, then ours (no form of a number overlaps a date's).
+_SafeLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+    for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()
+}
+_SafeLoader.add_implicit_resolver("tag:yaml.org,2002:int", _INT, list("-+0123456789"))
+_SafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
 _SAFE_LOADER = _SafeLoader
 
 

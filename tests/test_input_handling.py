@@ -1,0 +1,88 @@
+"""Input handling: what the user wrote is read as written, or refused in one line naming the
+file, the field (and line) and what was expected, with the exit code of the table in README's
+"Exit codes"; never reinterpreted silently, never an internal error."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from sizer.cli import main
+from sizer.schema import read_document
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTROL = (ROOT / "tests" / "data" / "bad" / "control-valid.yaml").read_text(encoding="utf-8")
+
+
+def run(capsys, *args: object) -> tuple[int, str, str]:
+    """sizer's entry point in this process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def refused(code: int, out: str, err: str, expected: int, *needles: str) -> str:
+    """A refusal: the documented exit code, one line on stderr, nothing on stdout, no traceback."""
+    assert code == expected, err
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "internal error" not in err and "Traceback" not in err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# 1. YAML 1.2 numbers
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        pytest.param("0700", 700, id="leading-zero-is-decimal"),
+        pytest.param("012", 12, id="012"),
+        pytest.param("-012", -12, id="signed-leading-zero"),
+        pytest.param("0o17", 15, id="explicit-octal"),
+        pytest.param("0x10", 16, id="explicit-hex"),
+        pytest.param("1_000", 1000, id="underscores"),
+        pytest.param("0", 0, id="zero"),
+        pytest.param("1:30", "1:30", id="base-60-is-a-string"),
+        pytest.param("1:30.5", "1:30.5", id="base-60-float-is-a-string"),
+        pytest.param("'0700'", "0700", id="quoted-stays-a-string"),
+        pytest.param("1e-3", 0.001, id="exponent-float"),
+        pytest.param("1.5", 1.5, id="float"),
+        pytest.param(".5", 0.5, id="float-no-integer-part"),
+        pytest.param("-.inf", -math.inf, id="minus-inf"),
+    ],
+)
+def test_yaml_numbers_are_read_as_yaml_1_2_reads_them(tmp_path, text, expected):
+    # pyyaml's YAML 1.1 read 0700 as 448 (octal), 012 as 10 and 1:30 as 90 (base 60).
+    doc = read_document(write(tmp_path / "d.yaml", f"a: {text}\n"))
+    assert doc["a"] == expected and type(doc["a"]) is type(expected)
+
+
+def test_a_leading_zero_rate_is_solved_as_written(tmp_path, capsys):
+    path = write(tmp_path / "w.yaml", CONTROL.replace("requests_per_s: 1", "requests_per_s: 012"))
+    code, out, err = run(capsys, "solve", path, "--format", "json")
+    assert code == 0, err
+    assert '"requests_per_s": 12' in out
+
+
+def test_a_base_60_rate_is_refused_as_a_string(tmp_path, capsys):
+    path = write(tmp_path / "w.yaml", CONTROL.replace("requests_per_s: 1", "requests_per_s: 1:30"))
+    refused(*run(capsys, "solve", path), 6, f"error: {path}: traffic.requests_per_s: expected a number, got a string ('1:30')")
+
+
+def test_pyyamls_own_loader_is_left_as_it_was():
+    import yaml
+
+    assert yaml.safe_load("a: 012") == {"a": 10}  # sizer's loader is a subclass with its own resolvers
