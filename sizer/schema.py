@@ -54,8 +54,23 @@ def _digits(text: str) -> int:
     return sum(ch.isdigit() for ch in text)
 
 
+class _BadDate(Exception):
+    """A plain scalar of the form of a date (2026-02-30, 2026-13-01) that is no calendar date."""
+
+    def __init__(self, node: Any, reason: str):
+        super().__init__(node, reason)
+        self.node, self.reason = node, reason
+
+
 class _SafeLoader(_BASE_LOADER):  # type: ignore[misc,valid-type]
-    """The safe loader, refusing integer literals beyond any float before Python converts them."""
+    """The safe loader, refusing integer literals beyond any float before Python converts them,
+    and dates no calendar has before Python's ValueError."""
+
+    def construct_yaml_timestamp(self, node):
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:  # day is out of range for month, month must be in 1..12
+            raise _BadDate(node, str(exc)) from None
 
     def construct_yaml_int(self, node):
         """An integer as YAML 1.2 reads it (`_INT` below): decimal digits are decimal whatever
@@ -76,6 +91,7 @@ class _SafeLoader(_BASE_LOADER):  # type: ignore[misc,valid-type]
 
 
 _SafeLoader.add_constructor("tag:yaml.org,2002:int", _SafeLoader.construct_yaml_int)
+_SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _SafeLoader.construct_yaml_timestamp)
 
 # Numbers as YAML 1.2's core schema reads them, not YAML 1.1's (which pyyaml follows), whose
 # forms changed what the user wrote without a word: `requests_per_s: 0700` was 448 (octal), 012
@@ -161,6 +177,14 @@ def read_document(path: Path, label: str | None = None) -> Any:
     except _TooLong as exc:
         where = f" at line {exc.line}" if exc.line else ""
         raise FieldValueError(f"{label}: an integer of {exc.digits:,} digits{where}: expected a number up to 1.8e308 (counts up to 2^53)") from None
+    except _BadDate as exc:
+        # The document parses: its value is out of range, as a month 13 or a 30 February is
+        # (exit 7, as an integer beyond every float is).
+        field = _node_path(node, exc.node)
+        raise FieldValueError(
+            f"{printable(label)}: {printable(field) + ': ' if field else ''}{printable(exc.node.value)} at line {exc.node.start_mark.line + 1} "
+            f"is no calendar date ({exc.reason}): expected a real date YYYY-MM-DD (or, quoted, a string)"
+        ) from None
     except json.JSONDecodeError as exc:
         raise YamlSyntaxError(f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
@@ -197,6 +221,29 @@ def _unique_pairs(pairs: list[tuple[str, Any]], label: str) -> dict[str, Any]:
             raise YamlSyntaxError(f"{label}: duplicate key {key!r}: a later value would silently replace the first")
         out[key] = value
     return out
+
+
+def _node_path(root: Any, target: Any) -> str:
+    """The dotted path (`prices[2].price_date`, as Fields names fields) from `root` to the node
+    `target` of a composed YAML document; "" when it is the root or not found."""
+    stack: list[tuple[Any, str]] = [(root, "")]
+    seen: set[int] = set()
+    while stack:
+        n, path = stack.pop()
+        if n is target:
+            return path
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            for key_node, value_node in n.value:
+                key = str(getattr(key_node, "value", "?"))
+                if key_node is target:
+                    return ".".join(p for p in (path, key) if p)
+                stack.append((value_node, ".".join(p for p in (path, key) if p)))
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(n.value))
+    return ""
 
 
 MAX_DOCUMENT_NODES = 1_000_000

@@ -86,3 +86,28 @@ def test_pyyamls_own_loader_is_left_as_it_was():
     import yaml
 
     assert yaml.safe_load("a: 012") == {"a": 10}  # sizer's loader is a subclass with its own resolvers
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. dates no calendar has
+# ------------------------------------------------------------------------------------------------
+
+
+def test_an_impossible_date_in_a_workload_is_one_line_naming_field_and_line(tmp_path, capsys):
+    path = write(tmp_path / "w.yaml", CONTROL + "name: 2026-02-30\n")
+    line = CONTROL.count("\n") + 1
+    refused(*run(capsys, "solve", path), 7, f"error: {path}: name: 2026-02-30 at line {line} is no calendar date", "day is out of range")
+
+
+def test_an_impossible_price_date_is_one_line_naming_field_and_line(tmp_path, capsys):
+    prices = write(
+        tmp_path / "p.yaml",
+        "prices:\n  - {device: H100-SXM, provider: me, kind: on_demand, usd_per_gpu_hour: 2.0, price_date: 2026-13-01}\n",
+    )
+    refused(*run(capsys, "catalog", "prices", "--prices", prices), 7, f"error: {prices}: prices[0].price_date: 2026-13-01 at line 2 is no calendar date")
+
+
+def test_a_real_date_is_still_a_date(tmp_path):
+    import datetime
+
+    assert read_document(write(tmp_path / "d.yaml", "a: [2024-02-29]\n")) == {"a": [datetime.date(2024, 2, 29)]}
