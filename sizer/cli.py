@@ -9,6 +9,7 @@ stderr; --debug shows the traceback.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import sys
 from datetime import date
@@ -52,6 +53,30 @@ class Count(click.ParamType):
             bound = f"from {self.min} to {self.max:,}" if self.min is not None else f"of at most {self.max:,}"
             self.fail(f"expected an integer {bound}, got {n}", param, ctx)
         return n
+
+
+class Real(click.FloatRange):
+    """A number option: a finite float, within [min, max] where given (click's FloatRange, whose
+    comparisons let NaN through: `--time-limit-s nan` was taken, and solve then said infeasible).
+    NaN and infinity are refused as usage errors (exit 2) whatever the range: no option means
+    anything at either."""
+
+    def __init__(self, min: float | None = None, max: float | None = None, *, min_open: bool = False, max_open: bool = False):  # noqa: A002
+        super().__init__(min=min, max=max, min_open=min_open, max_open=max_open)
+        if min is None and max is None:
+            self.name = "float"  # the help's metavar, FLOAT, as type=float gave
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()  # no "[x<=None]" in the help
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"expected a finite number, got {_shown(str(value).strip())}", param, ctx)
+        return number
+
+
+REAL = Real()
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -109,7 +134,7 @@ def _as_of_option(f):
 
 _confidence_option = click.option(
     "--confidence",
-    type=float,
+    type=REAL,
     default=None,
     help="Size every pool so its SLOs hold at this quantile of the latency model's error for its device (0 < Q < 1; default: the workload's slo.confidence, else 0.5, the model's own estimate).",
 )
@@ -187,7 +212,7 @@ def _plan_output_options(f):
 def _time_limit_option(f):
     return click.option(
         "--time-limit-s",
-        type=click.FloatRange(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
+        type=Real(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
         default=DEFAULT_TIME_LIMIT_S,
         show_default=True,
         help="Bound the whole command (rate search, solve, constraint re-solves) to this many seconds; "
@@ -198,7 +223,7 @@ def _time_limit_option(f):
 def _sweep_time_limit_option(f):
     return click.option(
         "--time-limit-s",
-        type=click.FloatRange(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
+        type=Real(min=0, min_open=True, max=MAX_TIME_LIMIT_S),
         default=None,
         help=f"Bound the whole sweep to this many seconds; points not reached are reported as not run. "
         f"Default: {DEFAULT_TIME_LIMIT_S:g} s per point.",
@@ -331,7 +356,7 @@ def sweep_cmd(
       sizer sweep workloads/chat-llama-3.1-70b.yaml --confidence 0.5,0.8,0.9,0.95
     """
     from .report import render_sweep
-    from .sweep import parse_values, sweep
+    from .sweep import ValuesError, parse_values, sweep
 
     given = {
         "requests_per_s": ("--requests-per-s", requests_per_s),
@@ -349,7 +374,10 @@ def sweep_cmd(
     parameter, option, text = chosen[0]
     if price_device and parameter != "price_scale":
         raise click.UsageError("--price-device goes with --price-scale")
-    values = parse_values(text, option)
+    try:
+        values = parse_values(text, option)
+    except ValuesError as exc:  # a mistyped list, NaN or infinity: usage, as any float option's
+        raise click.BadParameter(exc.detail, param_hint=f"'{option}'") from None
     if plot_path:
         from .plots import check_plot_path
 
@@ -399,7 +427,7 @@ _ENGINE_SPELLINGS = (
     ("--max_batch_size", "trtllm", "max_num_seqs", "count"),
     ("--max_num_tokens", "trtllm", "max_num_batched_tokens", "count"),
     ("--max_seq_len", "trtllm", "max_model_len", "count"),
-    ("--kv_cache_free_gpu_memory_fraction", "trtllm", "memory_fraction", float),
+    ("--kv_cache_free_gpu_memory_fraction", "trtllm", "memory_fraction", REAL),
 )
 
 
@@ -504,7 +532,7 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
 @click.option("--engine-version", default=None, help="Engine release whose memory rule and log lines apply (vLLM 0.2.4 ... 0.22, default 0.19; SGLang 0.4 ... 0.5.5).")
 @click.option("--context-tokens", type=COUNT, default=None, help="Tokens per sequence for max concurrency (default: --max-model-len, else the model's max_position_embeddings).")
 @click.option("--max-model-len", type=COUNT, default=None, help="The engine's maximum length per request (default: --context-tokens, else max_position_embeddings).")
-@click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=float, default=None,
+@click.option("--gpu-memory-utilization", "--mem-fraction-static", "--free-gpu-memory-fraction", "memory_fraction", type=REAL, default=None,
               help="The engine's memory fraction: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction.")
 @click.option("--block-size", type=COUNT, default=None, help="KV block size in tokens (default: the engine's).")
 @click.option("--max-num-seqs", "--max-running-requests", "max_num_seqs", type=COUNT, default=None, help="Engine sequence cap (default: the engine's for this device).")
@@ -777,7 +805,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 @click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
 @click.option("--replicas", type=Count(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
-@click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
+@click.option("--duration-s", type=Real(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
 @click.option("--seed", type=Count(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Arrivals from a trace (CSV or JSON Lines: a time column, optional prompt and output lengths) instead of the workload's.")

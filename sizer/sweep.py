@@ -101,6 +101,16 @@ class SweepResult:
 MAX_POINTS = 1000  # points of one sweep: each is a solve
 
 
+class ValuesError(InputError):
+    """A sweep's value list that is not one: no list or start:stop:count, or an item that is no
+    finite number (the CLI refuses it as a usage error: its option was mistyped). `detail` is the
+    message without the option."""
+
+    def __init__(self, option: str, detail: str):
+        super().__init__(f"{option}: {detail}")
+        self.option, self.detail = option, detail
+
+
 def parse_values(text: str, option: str) -> tuple[float, ...]:
     """'1,2,5,10' (a list) or 'a:b:n' (n evenly spaced values from a to b inclusive), finite
     numbers, at most MAX_POINTS of them."""
@@ -111,7 +121,7 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if len(parts) != 3:
                 raise ValueError
             a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
-            if n < 1 or not (math.isfinite(a) and math.isfinite(b)):
+            if n < 1:
                 raise ValueError
             values = (a,) if n == 1 else None
         else:
@@ -119,14 +129,16 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if not values:
                 raise ValueError
     except ValueError:
-        raise InputError(f"{option}: expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
+        raise ValuesError(option, f"expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
+    if values is None and not (math.isfinite(a) and math.isfinite(b)):
+        raise ValuesError(option, f"expected finite numbers, got {text!r}")
     if n > MAX_POINTS:
         raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {n}")
     if values is None:
         values = tuple(a + (b - a) * i / (n - 1) for i in range(n))
     for v in values:
         if not math.isfinite(v):
-            raise InputError(f"{option}: expected finite numbers, got {v:g} in {text!r}")
+            raise ValuesError(option, f"expected finite numbers, got {v:g} in {text!r}")
     if len(values) > MAX_POINTS:
         raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {len(values)}")
     return values

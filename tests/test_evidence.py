@@ -363,10 +363,12 @@ def test_a_plans_p99s_are_those_it_was_sized_at_and_the_models_own_beside_them(r
 
 
 def test_bad_confidence_is_one_clear_line(root, tmp_path):
-    for bad_q in ("1.5", "0", "-0.2", "nan"):
+    for bad_q in ("1.5", "0", "-0.2"):
         run = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--confidence", bad_q)
         assert run.returncode == 7, (bad_q, run.stderr)
         assert run.stderr.startswith("error: --confidence: expected a number between 0 and 1") and run.stderr.count("\n") == 1
+    run = _cli(root, "solve", "workloads/chat-llama-3.1-70b.yaml", "--confidence", "nan")  # no number: usage, as on every float option
+    assert run.returncode == 2 and run.stderr.startswith("error: Invalid value for '--confidence': expected a finite number") and run.stderr.count("\n") == 1
     text = (root / "workloads" / "chat-llama-3.1-70b.yaml").read_text().replace("slo:\n", "slo:\n  confidence: 1\n", 1)
     bad = tmp_path / "w.yaml"
     bad.write_text(text)

@@ -111,3 +111,43 @@ def test_a_real_date_is_still_a_date(tmp_path):
     import datetime
 
     assert read_document(write(tmp_path / "d.yaml", "a: [2024-02-29]\n")) == {"a": [datetime.date(2024, 2, 29)]}
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. NaN and infinity on float options
+# ------------------------------------------------------------------------------------------------
+
+EXPLAIN = ("explain", "--model", "llama-3.1-8b", "--device", "H100-SXM")
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        pytest.param(("solve", "{w}", "--time-limit-s", "nan"), "--time-limit-s", id="solve-time-limit-nan"),
+        pytest.param(("sweep", "{w}", "--scale", "1", "--time-limit-s", "nan"), "--time-limit-s", id="sweep-time-limit-nan"),
+        pytest.param(("solve", "{w}", "--confidence", "nan"), "--confidence", id="solve-confidence-nan"),
+        pytest.param(("compare", "{w}", "--confidence", "-inf"), "--confidence", id="compare-confidence-inf"),
+        pytest.param(("simulate", "{w}", "--duration-s", "nan"), "--duration-s", id="simulate-duration-nan"),
+        pytest.param(("simulate", "{w}", "--duration-s", "inf"), "--duration-s", id="simulate-duration-inf"),
+        pytest.param((*EXPLAIN, "--gpu-memory-utilization", "nan"), "--gpu-memory-utilization", id="explain-memory-nan"),
+        pytest.param((*EXPLAIN, "--engine", "trtllm", "--kv_cache_free_gpu_memory_fraction", "NaN"), "--kv_cache_free_gpu_memory_fraction", id="explain-trtllm-nan"),
+        pytest.param(("sweep", "{w}", "--scale", "0.5,nan"), "--scale", id="sweep-list-nan"),
+        pytest.param(("sweep", "{w}", "--ttft-p99-s", "1:inf:3"), "--ttft-p99-s", id="sweep-range-inf"),
+    ],
+)
+def test_nan_and_infinity_are_usage_errors_on_every_float_option(tmp_path, capsys, args, option):
+    # click's FloatRange let NaN through its comparisons: --time-limit-s nan was taken, and solve
+    # then said infeasible (sweep planned nothing); type=float options took NaN and inf alike.
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, *(str(a).format(w=w) for a in args)), 2, f"'{option}'", "expected finite numbers" if args[0] == "sweep" and option != "--time-limit-s" else "expected a finite number")
+
+
+def test_a_confidence_out_of_range_is_still_a_bad_value(tmp_path, capsys):
+    # README: Q outside (0, 1) is exit 7; only NaN and infinity are usage errors.
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, "solve", w, "--confidence", "1.5"), 7, "--confidence: expected a number between 0 and 1")
+
+
+def test_a_number_option_without_bounds_shows_no_range_in_its_help(capsys):
+    code, out, _ = run(capsys, "solve", "--help")
+    assert code == 0 and "--confidence FLOAT" in out and "None" not in out
