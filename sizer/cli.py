@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import re
 import sys
 from datetime import date
@@ -20,7 +21,7 @@ import click
 from . import __version__
 from .catalog import load_catalog, load_price_files, resolve_model
 from .deadline import Deadline
-from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError, is_name, is_release
+from .errors import INTERNAL_ERROR_EXIT_CODE, SizerError, is_name, is_release, printable
 from .optimize import DEFAULT_TIME_LIMIT_S, solve
 
 MAX_TIME_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a limit is no limit (and the clock's arithmetic overflows)
@@ -100,6 +101,46 @@ def _writable(ctx, param, value):
     if value is not None:
         check_output_path(value, "/".join(param.opts[:1]) or param.name)
     return value
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: os.path.samefile where both exist (a link, another
+    spelling, a hard link), else their resolved paths."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _refuse_overwriting(outputs: list[tuple[str, str | None]], inputs: list[tuple[str, str | Path | None]]) -> None:
+    """A usage error, before any work, when a file to write (--output, --write-lp, --plot) is a
+    file the command reads (`inputs`: what it is, and its path), or another output's file: the
+    write would silently replace it."""
+    named = [(option, path) for option, path in outputs if path]
+    for i, (option, path) in enumerate(named):
+        for what, source in inputs:
+            if source is not None and _same_file(path, source):
+                raise click.UsageError(f"{option} {printable(path)} is {what} {printable(source)}: writing it would overwrite the input; name another file")
+        for other, other_path in named[i + 1 :]:
+            if _same_file(path, other_path):
+                raise click.UsageError(f"{option} and {other} both name {printable(path)}: one would overwrite the other; name two files")
+
+
+def _inputs(workload: Path | None = None, price_files: tuple[Path, ...] = (), **named: Path | None) -> list[tuple[str, Path | None]]:
+    """The files a command reads, as _refuse_overwriting names them."""
+    out: list[tuple[str, Path | None]] = [("the workload", workload)] if workload is not None else []
+    out += [("the --prices file", p) for p in price_files]
+    out += [(f"the {option} file", p) for option, p in named.items()]
+    return out
+
+
+def _workload_inputs(w) -> list[tuple[str, str | None]]:
+    """The files a loaded workload read besides itself: its pricing.files and traffic.trace."""
+    out: list[tuple[str, str | None]] = [("the workload's pricing.files entry", p) for p in getattr(w.search, "price_files", ())]
+    trace = getattr(w.traffic, "trace_file", None)
+    return out + ([("the workload's traffic.trace", trace)] if trace else [])
 
 
 def _catalog_option(f):
@@ -261,6 +302,8 @@ def solve_cmd(
       sizer solve workloads/chat-llama-3.1-70b.yaml --confidence 0.9
     """
     deadline = Deadline(time_limit_s)  # the whole command, from here
+    outputs = [("--output", output), ("--write-lp", write_lp_path), ("--plot", plot_path)]
+    _refuse_overwriting(outputs, _inputs(workload, price_files))
     _check_confidence(confidence)
     if plot_path:
         from .plots import check_plot_path
@@ -268,6 +311,7 @@ def solve_cmd(
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = _at_confidence(load_workload(workload, catalog), confidence)
+    _refuse_overwriting(outputs, _workload_inputs(w))
     _warn(w.warnings)
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
@@ -309,6 +353,8 @@ def compare_cmd(
     from .compare import compare, comparison_rows, pareto_points
     from .report import render_comparison
 
+    outputs = [("--output", output), ("--plot", plot_path)]
+    _refuse_overwriting(outputs, _inputs(workload, price_files))
     _check_confidence(confidence)
     if plot_path:
         from .plots import check_plot_path
@@ -316,6 +362,7 @@ def compare_cmd(
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = _at_confidence(load_workload(workload, catalog), confidence)
+    _refuse_overwriting(outputs, _workload_inputs(w))
     _warn(w.warnings)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:
@@ -358,6 +405,8 @@ def sweep_cmd(
     from .report import render_sweep
     from .sweep import ValuesError, parse_values, sweep
 
+    outputs = [("--output", output), ("--plot", plot_path)]
+    _refuse_overwriting(outputs, _inputs(workload, price_files))
     given = {
         "requests_per_s": ("--requests-per-s", requests_per_s),
         "scale": ("--scale", scale),
@@ -384,6 +433,7 @@ def sweep_cmd(
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
+    _refuse_overwriting(outputs, _workload_inputs(w))
     _warn(w.warnings)
     progress = None if quiet else _progress_printer(option)
     result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=DEFAULT_TIME_LIMIT_S, option=option, deadline=deadline)
@@ -607,6 +657,11 @@ def explain_cmd(
     max_num_batched_tokens, max_num_seqs, memory_fraction = (folded[k] for k in ("max_num_batched_tokens", "max_num_seqs", "memory_fraction"))
     if model_spec is None:
         raise click.UsageError("Missing option '--model' (or SGLang's '--model-path').")
+    config = None
+    with contextlib.suppress(OSError, RuntimeError, ValueError):  # a name no file system holds (a catalog name, then), ~nosuchuser
+        config = Path(model_spec).expanduser()
+        config = config / "config.json" if config.is_dir() else config
+    _refuse_overwriting([("--output", output)], _inputs(**{"--model": config, "--extra_llm_api_options": trtllm_options}))
     if (trtllm_backend or trtllm_options) and engine != "trtllm":
         raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")
     option_warnings: list[str] = list(llama_warnings)
@@ -696,6 +751,7 @@ def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | Non
 
     from .report import render_catalog
 
+    _refuse_overwriting([("--output", output)], _inputs(None, price_files))
     catalog = _load(catalog_dir, price_files)
     _emit(render_catalog(catalog, what, fmt, as_of=as_of.date() if as_of else date.today()), output)
 
@@ -731,6 +787,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
     from .measurements import read_csv
     from .validate import render_table, to_json, validate_rows, validate_shipped
 
+    _refuse_overwriting([("--output", output)], _inputs(**{"--measurements": measurements_file}))
     catalog = load_catalog(catalog_dir)
     if write_residuals:
         from .evidence import write_residuals as store
@@ -833,8 +890,10 @@ def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_
     """
     from .simulate import render_simulations, simulate_workload, simulation_dict
 
+    _refuse_overwriting([("--output", output)], _inputs(workload, price_files, **{"--trace": trace_path}))
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
+    _refuse_overwriting([("--output", output)], _workload_inputs(w))
     _warn(w.warnings)
     sims = simulate_workload(
         w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path,

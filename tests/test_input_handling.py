@@ -151,3 +151,69 @@ def test_a_confidence_out_of_range_is_still_a_bad_value(tmp_path, capsys):
 def test_a_number_option_without_bounds_shows_no_range_in_its_help(capsys):
     code, out, _ = run(capsys, "solve", "--help")
     assert code == 0 and "--confidence FLOAT" in out and "None" not in out
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. an output that would overwrite an input
+# ------------------------------------------------------------------------------------------------
+
+USER_PRICES = "prices:\n  - {device: H100-SXM, provider: me, kind: on_demand, usd_per_gpu_hour: 2.0, price_date: 2026-11-01}\n"
+
+
+def _overwrite_cases(tmp_path: Path) -> dict[str, tuple[tuple[str, ...], Path, str]]:
+    w = write(tmp_path / "w.yaml", CONTROL)
+    prices = write(tmp_path / "p.yaml", USER_PRICES)
+    measured = tmp_path / "m.csv"
+    measured.write_bytes((ROOT / "tests" / "data" / "measured_small.csv").read_bytes())
+    trace = write(tmp_path / "t.csv", "timestamp,ContextTokens,GeneratedTokens\n0,100,10\n1,100,10\n3,100,10\n")
+    (tmp_path / "link.yaml").symlink_to(w)
+    return {
+        "solve-output-workload": (("solve", w, "-o", w), w, "--output"),
+        "solve-output-link-to-workload": (("solve", w, "-o", tmp_path / "link.yaml"), w, "--output"),
+        "solve-output-other-spelling": (("solve", w, "-o", tmp_path / "." / "w.yaml"), w, "--output"),
+        "solve-write-lp-prices": (("solve", w, "--prices", prices, "--write-lp", prices), prices, "--write-lp"),
+        "solve-plot-workload": (("solve", w, "--plot", w), w, "--plot"),
+        "compare-output-prices": (("compare", w, "--prices", prices, "--output", prices), prices, "--output"),
+        "sweep-output-workload": (("sweep", w, "--scale", "1,2", "-o", w), w, "--output"),
+        "catalog-output-prices": (("catalog", "prices", "--prices", prices, "-o", prices), prices, "--output"),
+        "validate-output-measurements": (("validate", "--measurements", measured, "-o", measured), measured, "--output"),
+        "simulate-output-trace": (("simulate", w, "--trace", trace, "-o", trace), trace, "--output"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "solve-output-workload", "solve-output-link-to-workload", "solve-output-other-spelling", "solve-write-lp-prices", "solve-plot-workload",
+        "compare-output-prices", "sweep-output-workload", "catalog-output-prices", "validate-output-measurements", "simulate-output-trace",
+    ],
+)
+def test_an_output_naming_an_input_file_is_refused_and_the_input_kept(tmp_path, capsys, case):
+    # -o (and --write-lp, --plot) named the workload, a --prices file or the measurements CSV and
+    # overwrote it silently.
+    args, victim, option = _overwrite_cases(tmp_path)[case]
+    before = victim.read_bytes()
+    err = refused(*run(capsys, *args), 2, f"error: {option} ", "would overwrite the input")
+    assert victim.name in err
+    assert victim.read_bytes() == before
+
+
+def test_a_file_the_workload_reads_is_no_output_either(tmp_path, capsys):
+    prices = write(tmp_path / "p.yaml", USER_PRICES)
+    w = write(tmp_path / "w.yaml", CONTROL + "pricing: {files: [p.yaml]}\n")
+    refused(*run(capsys, "solve", w, "-o", prices), 2, "error: --output ", "the workload's pricing.files entry")
+    assert prices.read_text(encoding="utf-8") == USER_PRICES
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path, capsys):
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, "solve", w, "-o", tmp_path / "x.txt", "--write-lp", tmp_path / "x.txt"), 2, "error: --output and --write-lp both name")
+
+
+def test_explain_output_naming_its_config_json_is_refused(tmp_path, capsys):
+    config = tmp_path / "m" / "config.json"
+    config.parent.mkdir()
+    config.write_bytes((ROOT / "tests" / "data" / "model_configs" / "Qwen--Qwen3-8B_config.json").read_bytes())
+    before = config.read_bytes()
+    refused(*run(capsys, "explain", "--model", config.parent, "--device", "H100-SXM", "-o", config), 2, "error: --output ", "the --model file")
+    assert config.read_bytes() == before
