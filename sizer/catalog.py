@@ -690,7 +690,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
     """Load gpus.yaml, prices.yaml and models/*.yaml from `root` (default: the shipped catalogs)."""
     root = Path(root) if root is not None else default_catalog_dir()
     if not root.is_dir():
-        raise InputFileError(f"{root}: catalog directory not found")
+        raise InputFileError(f"{root}: " + ("is a file, expected a catalog directory" if root.exists() else "catalog directory not found"))
     gpus = load_gpus(root / "gpus.yaml")
     prices = load_prices(root / "prices.yaml", gpus)
     model_dir = root / "models"

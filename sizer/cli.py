@@ -89,6 +89,20 @@ FORMATS = click.Choice(["table", "json", "csv"])
 PLAN_FORMATS = click.Choice(["table", "json", "csv", "markdown"])
 
 
+def _path_type(kind: str, path_type: type | None = Path) -> click.Path:
+    """A file (or, `kind` "directory", folder) option or argument whose checks are the readers'
+    and writers' own: click's Path refused a folder or an unreadable file as a usage error (exit
+    2) where a missing one is exit 3 (schema.read_document, write_output, load_catalog: one line,
+    exit 3, for every such case). The help still names it FILE (DIRECTORY)."""
+    t = click.Path(path_type=path_type, readable=False)
+    t.name = kind
+    return t
+
+
+INPUT_FILE = _path_type("file")
+OUTPUT_FILE = _path_type("file", None)
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
         write_output(output, text, "--output")
@@ -147,7 +161,7 @@ def _catalog_option(f):
     return click.option(
         "--catalog",
         "catalog_dir",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=_path_type("directory"),
         default=None,
         help="Catalog directory (gpus.yaml, prices.yaml, models/). Default: the shipped catalogs, or $SIZER_CATALOG_DIR.",
     )(f)
@@ -158,7 +172,7 @@ def _prices_option(f):
         "--prices",
         "price_files",
         multiple=True,
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=INPUT_FILE,
         help="Your own price file (YAML `prices:` rows; repeatable), laid over the catalog's: a row with the same device, provider, kind and instance replaces it.",
     )(f)
 
@@ -203,7 +217,7 @@ def _load(catalog_dir: Path | None, price_files: tuple[Path, ...] = ()):
 
 
 def _output_options(f):
-    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
+    f = click.option("--output", "-o", type=OUTPUT_FILE, default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
     f = click.option("--format", "fmt", type=FORMATS, default="table", show_default=True, help="Output format.")(f)
     return f
 
@@ -245,7 +259,7 @@ def cli(debug: bool) -> None:
 
 
 def _plan_output_options(f):
-    f = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
+    f = click.option("--output", "-o", type=OUTPUT_FILE, default=None, callback=_writable, help="Write to this file instead of stdout.")(f)
     f = click.option("--format", "fmt", type=PLAN_FORMATS, default="table", show_default=True, help="Output format.")(f)
     return f
 
@@ -273,16 +287,16 @@ def _sweep_time_limit_option(f):
 
 def _plot_option(what: str):
     def deco(f):
-        return click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
+        return click.option("--plot", "plot_path", type=OUTPUT_FILE, default=None, callback=_writable, help=f"Also plot {what} to this file (.png, .svg or .html; needs matplotlib).")(f)
 
     return deco
 
 
 @cli.command("solve", short_help="The cheapest deployment that serves a workload within its SLO.", epilog=EXIT_CODES_HELP)
-@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("workload", type=INPUT_FILE)
 @_plan_output_options
 @_catalog_option
-@click.option("--write-lp", "write_lp_path", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Also write the integer program (LP format) to this file.")
+@click.option("--write-lp", "write_lp_path", type=OUTPUT_FILE, default=None, callback=_writable, help="Also write the integer program (LP format) to this file.")
 @_time_limit_option
 @_plot_option("the per-GPU memory of the plan's deployments")
 @_prices_option
@@ -322,7 +336,7 @@ def solve_cmd(
 
 
 @cli.command("compare", short_help="The best single-configuration plan on every device, or why none.", epilog=EXIT_CODES_HELP)
-@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("workload", type=INPUT_FILE)
 @_plan_output_options
 @_catalog_option
 @click.option(
@@ -374,7 +388,7 @@ def compare_cmd(
 
 
 @cli.command("sweep", short_help="Re-plan at each value of one parameter; where the hardware flips.", epilog=EXIT_CODES_HELP)
-@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("workload", type=INPUT_FILE)
 @_plan_output_options
 @_catalog_option
 @click.option("--requests-per-s", "requests_per_s", default=None, help="Steady rates (a profile is scaled to peak at each): 1,2,5,10 or start:stop:count.")
@@ -599,7 +613,7 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
                    "(without it before 0.17). Changes the sampler's memory in 0.9-0.11.0 and the TP all-reduce fusion from 0.17.")
 @click.option("--backend", "trtllm_backend", type=click.Choice(["pytorch"]), default=None,
               help="TensorRT-LLM: trtllm-serve's --backend; sizer's rule is the PyTorch backend's (the only one accepted).")
-@click.option("--extra_llm_api_options", "--extra-llm-api-options", "trtllm_options", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--extra_llm_api_options", "--extra-llm-api-options", "trtllm_options", type=INPUT_FILE, default=None,
               help="TensorRT-LLM: the YAML file trtllm-serve's --extra_llm_api_options names; its kv_cache_config (dtype, "
                    "free_gpu_memory_fraction, tokens_per_block) is read, other keys are named in a warning.")
 @_engine_spellings
@@ -760,7 +774,7 @@ def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | Non
 @click.option(
     "--measurements",
     "measurements_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=INPUT_FILE,
     default=None,
     help="Your own results, in the column format of aiconfigurator's silicon_sample.csv (default: the shipped table, split into fit and score rows).",
 )
@@ -822,7 +836,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False),
+    type=OUTPUT_FILE,
     default=None,
     callback=_writable,
     help="Write the fitted table here (default: ./efficiency.json; a name not ending in .json writes YAML).",
@@ -859,12 +873,12 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 
 
 @cli.command("simulate", short_help="Run the plan request by request; PASS or FAIL on its SLO.", epilog=EXIT_CODES_HELP)
-@click.argument("workload", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("workload", type=INPUT_FILE)
 @click.option("--plan", "plans", multiple=True, help="A configuration device,tp,pp,kv,weights to simulate (repeatable); default: the solved plan.")
 @click.option("--replicas", type=Count(min=1), default=None, help="Replicas of each --plan (default: as many as the analytic model needs).")
 @click.option("--duration-s", type=Real(min=0, min_open=True), default=600.0, show_default=True, help="Seconds of arrivals to simulate.")
 @click.option("--seed", type=Count(min=0, max=2**63 - 1), default=0, show_default=True, help="Random seed of the arrivals and lengths.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--trace", "trace_path", type=INPUT_FILE, default=None,
               help="Arrivals from a trace (CSV or JSON Lines: a time column, optional prompt and output lengths) instead of the workload's.")
 @click.option("--trace-rate", type=click.Choice(["plan", "recorded"]), default="plan", show_default=True,
               help="plan: scale the trace's time to the plan's load; recorded: replay it at its own rate.")
@@ -872,7 +886,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
 @click.option("--poisson", is_flag=True, help="Poisson arrivals even when the workload has a trace.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, callback=_writable, help="Write to this file instead of stdout.")
+@click.option("--output", "-o", type=OUTPUT_FILE, default=None, callback=_writable, help="Write to this file instead of stdout.")
 @_catalog_option
 @_prices_option
 def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_rate, trace_time_unit, poisson, quiet, fmt, output, catalog_dir, price_files) -> None:

@@ -1088,7 +1088,7 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     label = str(path)
     check_regular_file(path, label)
     if not path.is_file():
-        raise InputFileError(f"{label}: file not found")
+        raise InputFileError(f"{label}: is a directory, expected a CSV file" if path.is_dir() else f"{label}: file not found")
     header, records = _csv_records(path, label)
     if not header:
         raise FieldValueError(f"{label}: not a readable CSV: no header line")
@@ -1131,6 +1131,8 @@ def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
         csv.field_size_limit(2**31 - 1)  # a long notes cell is a cell, not a broken file
         with open(path, newline="", encoding="utf-8-sig") as fh:
             records = [rec for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
+    except OSError as exc:  # unreadable (permissions): exit 3, as a missing file
+        raise InputFileError(f"{label}: cannot read: {exc.strerror or exc}") from None
     except (csv.Error, UnicodeDecodeError) as exc:
         raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     finally:

@@ -217,3 +217,82 @@ def test_explain_output_naming_its_config_json_is_refused(tmp_path, capsys):
     before = config.read_bytes()
     refused(*run(capsys, "explain", "--model", config.parent, "--device", "H100-SXM", "-o", config), 2, "error: --output ", "the --model file")
     assert config.read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------------
+# 5a. a folder or an unreadable file where a file goes: exit 3, as a missing one
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, prefix",
+    [
+        pytest.param(("solve", "{d}"), "error: {d}: is a directory", id="solve-workload"),
+        pytest.param(("compare", "{d}"), "error: {d}: is a directory", id="compare-workload"),
+        pytest.param(("sweep", "{d}", "--scale", "1"), "error: {d}: is a directory", id="sweep-workload"),
+        pytest.param(("simulate", "{d}"), "error: {d}: is a directory", id="simulate-workload"),
+        pytest.param(("solve", "{w}", "--prices", "{d}"), "error: {d}: is a directory", id="solve-prices"),
+        pytest.param(("catalog", "prices", "--prices", "{d}"), "error: {d}: is a directory", id="catalog-prices"),
+        pytest.param(("validate", "--measurements", "{d}"), "error: {d}: is a directory", id="validate-measurements"),
+        pytest.param(("simulate", "{w}", "--trace", "{d}"), "error: {d}: is a directory", id="simulate-trace"),
+        pytest.param((*EXPLAIN, "--engine", "trtllm", "--extra_llm_api_options", "{d}"), "error: --extra_llm_api_options {d}: is a directory", id="explain-trtllm-options"),
+        pytest.param(("solve", "{w}", "--catalog", "{w}"), "error: {w}: is a file, expected a catalog directory", id="catalog-is-a-file"),
+        pytest.param(("solve", "{w}", "-o", "{d}"), "error: --output: {d} is a directory", id="solve-output"),
+        pytest.param(("solve", "{w}", "--write-lp", "{d}"), "error: --write-lp: {d} is a directory", id="solve-write-lp"),
+        pytest.param(("validate", "-o", "{d}"), "error: --output: {d} is a directory", id="validate-output"),
+    ],
+)
+def test_a_folder_where_a_file_goes_is_exit_3_as_a_missing_file(tmp_path, capsys, args, prefix):
+    # click's Path check refused these as usage errors (exit 2) where a missing file is exit 3.
+    d = tmp_path / "folder"
+    d.mkdir()
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, *(a.format(d=d, w=w) for a in args)), 3, prefix.format(d=d, w=w))
+
+
+def _unreadable(monkeypatch, path: Path) -> None:
+    """`path` as an unreadable file reads for a user without the right (the tests may run as
+    root, who reads anything): os.access says no, and opening it raises PermissionError."""
+    import builtins
+    import os
+
+    target = str(path)
+    real_access, real_open, real_read_text = os.access, builtins.open, Path.read_text
+
+    def access(p, mode, *a, **k):
+        return False if str(p) == target else real_access(p, mode, *a, **k)
+
+    def refuse(p):
+        if str(p) == target:
+            raise PermissionError(13, "Permission denied", target)
+
+    def open_(file, *a, **k):
+        refuse(file)
+        return real_open(file, *a, **k)
+
+    def read_text(self, *a, **k):
+        refuse(self)
+        return real_read_text(self, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(builtins, "open", open_)
+    monkeypatch.setattr(Path, "read_text", read_text)
+
+
+def test_an_unreadable_workload_is_exit_3(tmp_path, capsys, monkeypatch):
+    w = write(tmp_path / "w.yaml", CONTROL)
+    _unreadable(monkeypatch, w)
+    refused(*run(capsys, "solve", w), 3, f"error: {w}: cannot read", "Permission denied")
+
+
+def test_an_unreadable_price_file_is_exit_3(tmp_path, capsys, monkeypatch):
+    prices = write(tmp_path / "p.yaml", USER_PRICES)
+    _unreadable(monkeypatch, prices)
+    refused(*run(capsys, "catalog", "prices", "--prices", prices), 3, f"error: {prices}: cannot read", "Permission denied")
+
+
+def test_an_unreadable_measurements_csv_is_exit_3(tmp_path, capsys, monkeypatch):
+    measured = tmp_path / "m.csv"
+    measured.write_bytes((ROOT / "tests" / "data" / "measured_small.csv").read_bytes())
+    _unreadable(monkeypatch, measured)
+    refused(*run(capsys, "validate", "--measurements", measured), 3, f"error: {measured}: cannot read", "Permission denied")

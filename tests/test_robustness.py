@@ -188,7 +188,7 @@ def test_output_into_a_missing_folder_is_refused_before_any_work(tmp_path, capsy
     code, out, err = run(capsys, "solve", ROOT / "workloads" / "api-llama-3.1-8b.yaml", "--write-lp", tmp_path / "no" / "p.lp")
     refused(code, out, err, expected=3)
     code, out, err = run(capsys, "solve", ROOT / "workloads" / "api-llama-3.1-8b.yaml", "--write-lp", tmp_path)
-    refused(code, out, err, expected=2)  # a folder where a file goes: click's usage error
+    refused(code, out, err, expected=3)  # a folder where a file goes: exit 3 with one line, as a missing folder
 
 
 # ------------------------------------------------------------------------------------------------
