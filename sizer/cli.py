@@ -1,6 +1,6 @@
 """Command line: parse, call the library, render, map errors to exit codes. Nothing else.
 
-Exit codes (errors.py): 0 success, 2 command-line usage, 3 missing or unreadable file, 4 YAML/JSON
+Exit codes (errors.py): 0 success, 2 command-line usage, 3 missing or unreadable file, 4 YAML/JSON/CSV
 syntax, 5 unknown key, 6 wrong type, 7 bad value, 8 unknown model/device/provider, 9 infeasible,
 10 solver failure, 1 any other sizer error, 70 an internal error (a bug in sizer). Errors are one line on
 stderr; --debug shows the traceback.
@@ -228,7 +228,7 @@ Exit codes:
   1   any other sizer error
   2   command-line usage
   3   a file is missing or unreadable
-  4   YAML or JSON that does not parse
+  4   YAML, JSON or CSV that does not parse
   5   an unknown key (the message suggests the closest known one)
   6   a value of the wrong type
   7   a value out of range

@@ -3,7 +3,7 @@
     SizerError                        1  anything else the library refuses
     ├── InputError                       bad input; the message names the file and the field
     │   ├── InputFileError            3  a file is missing or unreadable
-    │   ├── YamlSyntaxError           4  YAML (or JSON) that does not parse
+    │   ├── YamlSyntaxError           4  YAML, JSON or CSV that does not parse
     │   ├── UnknownKeyError           5  a key the schema does not know (with a did-you-mean)
     │   ├── FieldTypeError            6  a value of the wrong type
     │   ├── FieldValueError           7  a value out of range: zero or negative rate, p99 < p50, ...
@@ -41,6 +41,8 @@ class InputFileError(InputError):
 
 
 class YamlSyntaxError(InputError):
+    """A file that does not parse: YAML, JSON, or a CSV table (measurements, traces)."""
+
     exit_code = 4
 
 

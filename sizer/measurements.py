@@ -78,7 +78,7 @@ from pathlib import Path
 from .catalog import Catalog, Gpu, device_key
 from .datasets import mlperf_benchmark_base, mlperf_dataset_name
 from .engines import resolve_kv_dtype
-from .errors import FieldValueError, InputFileError, SizerError
+from .errors import FieldValueError, InputFileError, SizerError, YamlSyntaxError
 from .model import ModelArch
 from .perf import Layout
 from .schema import Fields, check_regular_file, read_document
@@ -1091,12 +1091,12 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
         raise InputFileError(f"{label}: is a directory, expected a CSV file" if path.is_dir() else f"{label}: file not found")
     header, records = _csv_records(path, label)
     if not header:
-        raise FieldValueError(f"{label}: not a readable CSV: no header line")
+        raise YamlSyntaxError(f"{label}: not a readable CSV: no header line")
     cols = set(header)
     if len(header) == 1:
         sep = next((c for c in (";", "\t", "|") if c in str(header[0])), None)
         if sep is not None:
-            raise FieldValueError(f"{label}: not comma-separated: its header is one column holding {sep!r} (save it as CSV with commas)")
+            raise YamlSyntaxError(f"{label}: not comma-separated: its header is one column holding {sep!r} (save it as CSV with commas)")
     for col in _REQUIRED + (() if "dataset" in cols else _LENGTHS):
         if col not in cols:
             raise FieldValueError(
@@ -1131,10 +1131,13 @@ def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
         csv.field_size_limit(2**31 - 1)  # a long notes cell is a cell, not a broken file
         with open(path, newline="", encoding="utf-8-sig") as fh:
             records = [rec for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
+            if records:
+                fh.seek(0)
+                _refuse_unclosed_quote(fh, label)
     except OSError as exc:  # unreadable (permissions): exit 3, as a missing file
         raise InputFileError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    except (csv.Error, UnicodeDecodeError) as exc:
-        raise FieldValueError(f"{label}: not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    except (csv.Error, UnicodeDecodeError) as exc:  # a CSV that does not parse: exit 4, as YAML or JSON
+        raise YamlSyntaxError(f"{label}: not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     finally:
         csv.field_size_limit(limit)
     if not records:
@@ -1146,6 +1149,29 @@ def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
             raise FieldValueError(f"{label}: column {name!r}: named twice in the header (which of its cells a row means is unknown)")
         seen.add(name)
     return header, records[1:]
+
+
+def _refuse_unclosed_quote(fh, label: str) -> None:
+    """A quote that opens a cell and is never closed: the csv module (not strict) reads the rest
+    of the file into that cell without a word, or up to the next quote anywhere, rows and all.
+    Its strict reader finds it: the data ends inside the cell, or the cell runs over lines to a
+    quote that closes none. Another strict complaint on one line (a quote inside an unquoted
+    cell, `"x"y`) is left to the lenient reading, which keeps such a cell as written."""
+    import csv
+
+    reader = csv.reader(fh, strict=True)
+    start = 1
+    try:
+        for _ in reader:
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        end = reader.line_num
+        if "unexpected end of data" in str(exc):
+            raise YamlSyntaxError(f"{label}: not a readable CSV: line {start}: a quoted cell is never closed (its \" has no closing \")") from None
+        if end > start:
+            raise YamlSyntaxError(
+                f"{label}: not a readable CSV: line {start}: a quoted cell is never closed (its \" runs over lines {start}-{end} to a quote that closes no cell: {exc})"
+            ) from None
 
 
 def _precision_name(cell: str) -> str:

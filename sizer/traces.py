@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FieldValueError, InputFileError
+from .errors import FieldValueError, InputFileError, YamlSyntaxError
 from .schema import check_regular_file
 
 SECONDS_PER_HOUR = 3600.0
@@ -210,11 +210,13 @@ def _read_frame(path: Path, label: str):
         raise InputFileError(f"{label}: file not found") from None
     except IsADirectoryError:
         raise InputFileError(f"{label}: is a directory, expected a CSV or JSON Lines file of arrivals") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InputFileError(f"{label}: cannot read: {exc}") from None
-    except (ValueError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError as exc:  # UTF-16, Latin-1: a table that does not parse, exit 4
+        raise YamlSyntaxError(f"{label}: not a CSV or JSON Lines table of arrivals: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except (ValueError, pd.errors.ParserError) as exc:  # exit 4, as YAML or JSON that does not parse
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise FieldValueError(f"{label}: not a CSV or JSON Lines table of arrivals: {first}") from None
+        raise YamlSyntaxError(f"{label}: not a CSV or JSON Lines table of arrivals: {first}") from None
     return frame
 
 

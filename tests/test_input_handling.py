@@ -296,3 +296,72 @@ def test_an_unreadable_measurements_csv_is_exit_3(tmp_path, capsys, monkeypatch)
     measured.write_bytes((ROOT / "tests" / "data" / "measured_small.csv").read_bytes())
     _unreadable(monkeypatch, measured)
     refused(*run(capsys, "validate", "--measurements", measured), 3, f"error: {measured}: cannot read", "Permission denied")
+
+
+# ------------------------------------------------------------------------------------------------
+# 5b. a CSV that does not parse: exit 4, as YAML or JSON that does not parse
+# ------------------------------------------------------------------------------------------------
+
+MEASURED = (ROOT / "tests" / "data" / "measured_small.csv").read_text(encoding="utf-8")
+TRACE = "timestamp,ContextTokens,GeneratedTokens\n0,100,10\n1,100,10\n3,100,10\n"
+
+
+def _unclosed(text: str) -> str:
+    """`text` with a quote opened at the start of its second line and never closed."""
+    head, rest = text.split("\n", 1)
+    return f'{head}\n"{rest}'
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        pytest.param(b"", "no header line", id="empty"),
+        pytest.param(_unclosed(MEASURED).encode(), "line 2: a quoted cell is never closed", id="unclosed-quote"),
+        pytest.param(MEASURED.encode("utf-16"), "not a readable CSV", id="utf-16"),
+        pytest.param(MEASURED.replace(",", ";").encode(), "not comma-separated", id="semicolons"),
+    ],
+)
+def test_a_measurements_csv_that_does_not_parse_is_exit_4(tmp_path, capsys, content, needle):
+    # These exited 7 (a value out of range); an unclosed quote read the rest of the file into
+    # one cell without a word.
+    path = tmp_path / "m.csv"
+    path.write_bytes(content)
+    refused(*run(capsys, "validate", "--measurements", path), 4, f"error: {path}: ", needle)
+
+
+def test_an_unclosed_quote_no_longer_swallows_the_rows_after_it(tmp_path):
+    from sizer.errors import YamlSyntaxError
+    from sizer.measurements import read_csv
+
+    lines = MEASURED.splitlines(keepends=True)
+    path = tmp_path / "m.csv"
+    path.write_text(lines[0] + '"' + "".join(lines[1:]), encoding="utf-8")
+    with pytest.raises(YamlSyntaxError, match="line 2: a quoted cell is never closed"):
+        read_csv(path)
+
+
+def test_a_measurements_csv_with_quotes_closed_is_read(tmp_path):
+    from sizer.measurements import read_csv
+
+    path = write(tmp_path / "m.csv", MEASURED)
+    assert len(read_csv(path)) == MEASURED.strip().count("\n")
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        pytest.param(b"", "No columns to parse", id="empty"),
+        pytest.param(_unclosed(TRACE).encode(), "EOF inside string", id="unclosed-quote"),
+        pytest.param(TRACE.encode("utf-16"), "not UTF-8 text", id="utf-16"),
+    ],
+)
+def test_a_trace_csv_that_does_not_parse_is_exit_4(tmp_path, capsys, content, needle):
+    w = write(tmp_path / "w.yaml", CONTROL)
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    refused(*run(capsys, "simulate", w, "--trace", path, "-q"), 4, f"error: {path}: not a CSV or JSON Lines table of arrivals", needle)
+
+
+def test_the_exit_code_table_says_csv(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "4   YAML, JSON or CSV that does not parse" in out
