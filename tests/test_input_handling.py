@@ -365,3 +365,19 @@ def test_a_trace_csv_that_does_not_parse_is_exit_4(tmp_path, capsys, content, ne
 def test_the_exit_code_table_says_csv(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "4   YAML, JSON or CSV that does not parse" in out
+
+
+# ------------------------------------------------------------------------------------------------
+# 5c. compare with no device that serves: exit 9, as solve
+# ------------------------------------------------------------------------------------------------
+
+INFEASIBLE = ROOT / "tests" / "data" / "bad" / "infeasible-405b-on-l4.yaml"
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_compare_with_no_device_that_serves_prints_its_table_and_exits_9(capsys, fmt):
+    code, out, err = run(capsys, "compare", INFEASIBLE, "--format", fmt)
+    assert code == 9, err
+    assert "L4" in out and "weights 381.9 GiB" in out  # the table, each device's reason, still printed
+    assert err.startswith("error: ") and err.count("\n") == 1 and "no device can serve this workload" in err
+    assert run(capsys, "solve", INFEASIBLE)[0] == 9  # the same input, the same exit code
