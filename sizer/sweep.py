@@ -124,10 +124,20 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if n < 1:
                 raise ValueError
             values = (a,) if n == 1 else None
-        else:
-            n, values = 0, tuple(float(x) for x in text.split(",") if x.strip())
-            if not values:
-                raise ValueError
+        elif not text:
+            raise ValueError
+        else:  # every item a number: an empty one (0.5,,1) is refused, not dropped
+            n, items = 0, text.split(",")
+            for i, item in enumerate(items, 1):
+                if not item.strip():
+                    raise ValuesError(option, f"expected a number at item {i} of {len(items)} in {text!r}, got nothing (two commas in a row, or one at an end)")
+                try:
+                    float(item)
+                except ValueError:
+                    raise ValuesError(option, f"expected a number at item {i} of {len(items)} in {text!r}, got {item.strip()!r}") from None
+            values = tuple(float(x) for x in items)
+    except ValuesError:
+        raise
     except ValueError:
         raise ValuesError(option, f"expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
     if values is None and not (math.isfinite(a) and math.isfinite(b)):

@@ -381,3 +381,22 @@ def test_compare_with_no_device_that_serves_prints_its_table_and_exits_9(capsys,
     assert "L4" in out and "weights 381.9 GiB" in out  # the table, each device's reason, still printed
     assert err.startswith("error: ") and err.count("\n") == 1 and "no device can serve this workload" in err
     assert run(capsys, "solve", INFEASIBLE)[0] == 9  # the same input, the same exit code
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. sweep: an empty list item
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        pytest.param("0.5,,1", "item 2 of 3 in '0.5,,1', got nothing", id="middle"),
+        pytest.param("1,2,", "item 3 of 3 in '1,2,', got nothing", id="trailing"),
+        pytest.param("1,abc", "item 2 of 2 in '1,abc', got 'abc'", id="no-number"),
+    ],
+)
+def test_a_sweep_list_item_that_is_empty_or_no_number_is_a_usage_error(tmp_path, capsys, text, needle):
+    # `--scale 0.5,,1` swept 0.5 and 1 and dropped the empty item without a word.
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, "sweep", w, "--scale", text, "-q"), 2, "error: Invalid value for '--scale': expected a number at", needle)
