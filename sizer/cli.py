@@ -452,6 +452,8 @@ def sweep_cmd(
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
     _refuse_overwriting(outputs, _workload_inputs(w))
+    if price_device:
+        _check_price_device(price_device, w, catalog)
     _warn(w.warnings)
     progress = None if quiet else _progress_printer(option)
     result = sweep(w, catalog, parameter, values, device=price_device, progress=progress, time_limit_s=DEFAULT_TIME_LIMIT_S, option=option, deadline=deadline)
@@ -460,6 +462,20 @@ def sweep_cmd(
 
         plot_sweep(result, plot_path)
     _emit(render_sweep(result, fmt), output)
+
+
+def _check_price_device(price_device: str, w, catalog) -> None:
+    """--price-device must name a device the sweep can plan on: one of the workload's
+    search.devices with a price to scale. Any other changes no point (each device's cost and the
+    plan are over the search's devices), and the sweep ran every point alike without a word."""
+    device = catalog.gpu(price_device, where="--price-device: ").name
+    if device not in w.search.devices:
+        raise click.UsageError(
+            f"--price-device {printable(price_device)}: {device} is not in {printable(w.path)}'s search.devices ({', '.join(w.search.devices)}): "
+            "scaling its price would change no point; name one of them, or add it to search.devices"
+        )
+    if not any(p.device == device for p in catalog.prices):
+        raise click.UsageError(f"--price-device {printable(price_device)}: {device} has no price in the catalog (or --prices): scaling it would change no point")
 
 
 def _progress_printer(option: str):

@@ -384,7 +384,7 @@ def test_compare_with_no_device_that_serves_prints_its_table_and_exits_9(capsys,
 
 
 # ------------------------------------------------------------------------------------------------
-# 6. sweep: an empty list item
+# 6. sweep: an empty list item, a --price-device outside the search
 # ------------------------------------------------------------------------------------------------
 
 
@@ -400,3 +400,16 @@ def test_a_sweep_list_item_that_is_empty_or_no_number_is_a_usage_error(tmp_path,
     # `--scale 0.5,,1` swept 0.5 and 1 and dropped the empty item without a word.
     w = write(tmp_path / "w.yaml", CONTROL)
     refused(*run(capsys, "sweep", w, "--scale", text, "-q"), 2, "error: Invalid value for '--scale': expected a number at", needle)
+
+
+def test_a_price_device_outside_the_search_is_a_usage_error(tmp_path, capsys):
+    # The sweep scaled B300's prices, which no point of an H100-only search reads: every point alike.
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, "sweep", w, "--price-scale", "0.5,1", "--price-device", "B300", "-q"), 2, "error: --price-device B300: B300 is not in", "search.devices (H100-SXM)")
+
+
+def test_a_price_device_in_the_search_sweeps(tmp_path, capsys):
+    w = write(tmp_path / "w.yaml", CONTROL)
+    code, out, err = run(capsys, "sweep", w, "--price-scale", "0.5,1", "--price-device", "H100-SXM", "-q", "--format", "json")
+    assert code == 0, err
+    assert '"price_device": "H100-SXM"' in out
