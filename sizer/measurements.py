@@ -1100,8 +1100,9 @@ def read_csv(path: Path | str) -> list[MeasuredRow]:
     for col in _REQUIRED + (() if "dataset" in cols else _LENGTHS):
         if col not in cols:
             raise FieldValueError(
-                f"{label}: column {col!r}: required column is missing (the columns of ../shared/reference/measured/: "
-                f"{', '.join(_REQUIRED + _LENGTHS)} (or dataset), ...)"
+                f"{label}: column {col!r}: required column is missing (expected aiconfigurator's silicon_sample.csv columns: "
+                f"{', '.join(_REQUIRED + _LENGTHS)} (or dataset), ...; README.md, '`sizer validate` and `sizer calibrate`', "
+                "'Your own results', lists them all)"
             )
     ttft_col = next((c for c in _TTFT if c in cols), None)
     tpot_col = next((c for c in _TPOT if c in cols), None)

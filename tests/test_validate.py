@@ -191,7 +191,8 @@ def test_missing_column_is_one_line_with_the_file_and_column(tmp_path, root):
     bad.write_text("id,model_path,system,backend,isl,osl,silicon_ttft_ms\nx,meta-llama/Llama-3.1-70B,h100_sxm,vllm,100,100,50\n")
     run = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(bad)], capture_output=True, text=True, cwd=root)
     assert run.returncode == 7
-    assert run.stderr.strip() == f"error: {bad}: column 'precision': required column is missing (the columns of ../shared/reference/measured/: model_path, system, backend, precision, isl, osl (or dataset), ...)"
+    assert run.stderr.strip() == f"error: {bad}: column 'precision': required column is missing (expected aiconfigurator's silicon_sample.csv columns: model_path, system, backend, precision, isl, osl (or dataset), ...; README.md, '`sizer validate` and `sizer calibrate`', 'Your own results', lists them all)"
+    assert "../shared" not in run.stderr  # a folder outside the repository, which users do not have
     missing = subprocess.run([sys.executable, "-m", "sizer", "validate", "--measurements", str(tmp_path / "nope.csv")], capture_output=True, text=True, cwd=root)
     assert missing.returncode == 3 and "file not found" in missing.stderr and "Traceback" not in missing.stderr
 
