@@ -333,13 +333,13 @@ def type_name(value: Any) -> str:
 class Fields:
     """One mapping of an input file, with typed getters whose errors name `file: path.key`."""
 
-    def __init__(self, raw: Any, file: str, path: str = ""):
+    def __init__(self, raw: Any, file: str, path: str = "", expected: str = "a mapping of keys to values"):
         self.file = file
         self.path = path
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):
-            raise FieldTypeError(f"{self._where()}expected a mapping of keys to values, got {type_name(raw)}")
+            raise FieldTypeError(f"{self._where()}expected {expected}, got {type_name(raw)}")
         self.raw: Mapping[str, Any] = raw
 
     # -- locations -------------------------------------------------------------------------
@@ -479,11 +479,12 @@ class Fields:
             out.append(item)
         return tuple(out)
 
-    def sub(self, key: str, default_empty: bool = True) -> "Fields":
+    def sub(self, key: str, default_empty: bool = True, *, expected: str = "a mapping of keys to values") -> "Fields":
+        """The mapping under `key`; `expected` says what the field takes when it is no mapping."""
         value = self.raw.get(key)
         if value is None and not default_empty:
             raise FieldValueError(f"{self._where(key)}required section is missing")
-        return Fields(value, self.file, ".".join(p for p in (self.path, key) if p))
+        return Fields(value, self.file, ".".join(p for p in (self.path, key) if p), expected)
 
 
 def _big(value: int) -> str:

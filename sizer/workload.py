@@ -452,7 +452,7 @@ def _slo_bounds(f: Fields, key: str) -> tuple[tuple[str, float], ...]:
         return ()
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         return (("p99", f.number(key, gt=0)),)
-    sub = f.sub(key)
+    sub = f.sub(key, expected="a number of seconds (the p99 bound) or a mapping of percentiles to seconds such as {p99: 2.0}")
     sub.check_keys(SLO_PERCENTILES)
     out = tuple((k, sub.number(k, gt=0)) for k in SLO_PERCENTILES if sub.has(k))
     for (k_lo, v_lo), (k_hi, v_hi) in zip(out, out[1:]):

@@ -413,3 +413,18 @@ def test_a_price_device_in_the_search_sweeps(tmp_path, capsys):
     code, out, err = run(capsys, "sweep", w, "--price-scale", "0.5,1", "--price-device", "H100-SXM", "-q", "--format", "json")
     assert code == 0, err
     assert '"price_device": "H100-SXM"' in out
+
+
+# ------------------------------------------------------------------------------------------------
+# 7. messages that say what to give
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key, value, shown", [("ttft_s", "'2s'", "a string ('2s')"), ("tpot_s", "[0.05]", "a list")])
+def test_an_slo_bound_that_is_no_number_says_a_number_of_seconds_or_a_mapping(tmp_path, capsys, key, value, shown):
+    # It said "expected a mapping of keys to values", which hides that a bare number works.
+    w = write(tmp_path / "w.yaml", CONTROL + f"slo: {{{key}: {value}}}\n")
+    refused(
+        *run(capsys, "solve", w), 6,
+        f"error: {w}: slo.{key}: expected a number of seconds (the p99 bound) or a mapping of percentiles to seconds such as {{p99: 2.0}}, got {shown}",
+    )
