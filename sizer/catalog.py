@@ -688,9 +688,13 @@ def load_price_files(catalog: Catalog, paths: list[Path] | tuple[Path, ...]) -> 
 
 def load_catalog(root: Path | None = None) -> Catalog:
     """Load gpus.yaml, prices.yaml and models/*.yaml from `root` (default: the shipped catalogs)."""
+    from_env = root is None and bool(os.environ.get("SIZER_CATALOG_DIR"))
     root = Path(root) if root is not None else default_catalog_dir()
     if not root.is_dir():
-        raise InputFileError(f"{root}: " + ("is a file, expected a catalog directory" if root.exists() else "catalog directory not found"))
+        where = f"SIZER_CATALOG_DIR={root} (the environment variable; unset it for the shipped catalogs)" if from_env else str(root)
+        raise InputFileError(f"{where}: " + ("is a file, expected a catalog directory" if root.exists() else "catalog directory not found"))
+    if from_env and not (root / "gpus.yaml").exists():
+        raise InputFileError(f"SIZER_CATALOG_DIR={root} (the environment variable; unset it for the shipped catalogs): holds no gpus.yaml; expected a catalog directory (gpus.yaml, prices.yaml, models/)")
     gpus = load_gpus(root / "gpus.yaml")
     prices = load_prices(root / "prices.yaml", gpus)
     model_dir = root / "models"

@@ -428,3 +428,18 @@ def test_an_slo_bound_that_is_no_number_says_a_number_of_seconds_or_a_mapping(tm
         *run(capsys, "solve", w), 6,
         f"error: {w}: slo.{key}: expected a number of seconds (the p99 bound) or a mapping of percentiles to seconds such as {{p99: 2.0}}, got {shown}",
     )
+
+
+def test_a_catalog_dir_from_the_environment_is_named_as_such(tmp_path, capsys, monkeypatch):
+    # "/x: catalog directory not found" did not say where /x came from.
+    w = write(tmp_path / "w.yaml", CONTROL)
+    monkeypatch.setenv("SIZER_CATALOG_DIR", str(tmp_path / "nowhere"))
+    refused(*run(capsys, "solve", w), 3, f"error: SIZER_CATALOG_DIR={tmp_path / 'nowhere'} (the environment variable", "catalog directory not found")
+    monkeypatch.setenv("SIZER_CATALOG_DIR", str(tmp_path))  # a folder, but no catalog
+    refused(*run(capsys, "solve", w), 3, f"error: SIZER_CATALOG_DIR={tmp_path} (the environment variable", "holds no gpus.yaml")
+
+
+def test_a_catalog_option_is_not_blamed_on_the_environment(tmp_path, capsys, monkeypatch):
+    w = write(tmp_path / "w.yaml", CONTROL)
+    monkeypatch.setenv("SIZER_CATALOG_DIR", str(tmp_path / "nowhere"))
+    refused(*run(capsys, "solve", w, "--catalog", tmp_path / "other"), 3, f"error: {tmp_path / 'other'}: catalog directory not found")
