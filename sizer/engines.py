@@ -184,11 +184,17 @@ class EnginePolicy:
         online = f"{self.label} serves the weights its checkpoint holds"
         if self.online_weight_dtypes:
             online = f"the one load-time quantisation this line writes is {self.label}'s --quantization {', '.join(self.online_weight_dtypes)} of a 16-bit checkpoint"
-        return f"  # weights {weight_dtype}: sized for {name} in {weight_dtype}, which this checkpoint ({native}) is not: serve such a checkpoint in its place ({online})"
+        held = f"{model.unmodelled_quant}, sized as {native}" if model.unmodelled_quant else native
+        return f"  # weights {weight_dtype}: sized for {name} in {weight_dtype}, which this checkpoint ({held}) is not: serve such a checkpoint in its place ({online})"
 
     def online_quantisation(self, model: ModelArch, weight_dtype: str) -> bool:
-        """True where the launch line's --quantization flag makes the weights from a 16-bit checkpoint."""
-        return weight_dtype != model.native_weight_dtype and model.native_weight_dtype in SIXTEEN and weight_dtype in self.online_weight_dtypes
+        """True where the launch line's --quantization flag makes the weights from a 16-bit checkpoint.
+        Never for a checkpoint already quantised in a format sizer does not model (ModelArch.unmodelled_quant,
+        sized at 16 bits): vLLM refuses a --quantization beside the config's own quant_method
+        (ModelConfig._verify_quantization, vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:vllm/config/model.py),
+        as it does for the AWQ, GPTQ and FP8 checkpoints whose own format is modelled."""
+        native = model.native_weight_dtype
+        return weight_dtype != native and native in SIXTEEN and not model.unmodelled_quant and weight_dtype in self.online_weight_dtypes
 
     def settings(self, gpu: Gpu, model: ModelArch, tp: int, *, version: str | None, overrides: EngineOverrides, max_model_len: int) -> EngineSettings:
         raise NotImplementedError

@@ -114,6 +114,10 @@ class ModelArch:
     # checkpoint format
     quant: QuantScheme | None = None
     kv_cache_quant: str | None = None  # a KV dtype the checkpoint ships scales for
+    # a quantization_config sizer has no format for ("hqq", "awq 3-bit", ...; "" for none): its
+    # weights are sized at 16 bits (quant None) and the checkpoint is served as it is, never
+    # quantised again at load time (EnginePolicy.online_quantisation)
+    unmodelled_quant: str = ""
     mtp_layers: int = 0  # multi-token-prediction layers, not loaded unless speculative decoding uses them
     multimodal: bool = False
     gated_mlp: bool = True  # gate/up/down (SwiGLU, GeGLU); False: fc1/fc2 (Phi-2, GPT-NeoX, StarCoder2)
@@ -976,8 +980,11 @@ def arch_from_config(
         if linear["linear_state_dtype"] not in ("fp32", "bf16", "fp16"):
             raise FieldValueError(f"{where}: mamba_ssm_dtype: expected float32, bfloat16 or float16, got {state!r}")
     quant, kv_quant, qnote = _parse_quantization(cfg.get("quantization_config"), hf_quant_config, where)
+    unmodelled_quant = ""
     if qnote:
-        notes.append(qnote)
+        # said as a warning: the checkpoint's weights are not sized in the format it stores them in
+        defaults_used += (qnote.text,)
+        unmodelled_quant = qnote.method
     mtp = _int(cfg, "num_nextn_predict_layers", where, 0)
     vision = _vision_params(vision_raw, raw, hidden) if isinstance(vision_raw, Mapping) else 0.0
     if vision:
@@ -1026,6 +1033,7 @@ def arch_from_config(
         attention_sinks=model_type == "gpt_oss",
         quant=quant,
         kv_cache_quant=kv_quant,
+        unmodelled_quant=unmodelled_quant,
         mtp_layers=mtp,
         multimodal=multimodal,
         gated_mlp=gated,
@@ -1204,7 +1212,32 @@ def _quant_int(qc: Mapping[str, Any], keys: tuple[str, ...], default: int, where
     return default
 
 
-def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme | None, str | None, str | None]:
+@dataclass(frozen=True, slots=True)
+class QuantNote:
+    """What sizing a checkpoint's quantization_config leaves out: `text` a sentence for the
+    warnings; `method` the format sizer has no model for ("hqq", "awq 3-bit"), whose weights are
+    then counted at 16 bits, or "" where the note qualifies a format that is modelled."""
+
+    text: str
+    method: str = ""
+
+
+def _unmodelled(method: str, what: str | None = None) -> QuantNote:
+    """The note for a quantization_config sizer has no format for (`method`, as the config says
+    it; `what`, the words for it, by default its quant_method). The checkpoint is served as it
+    is: vLLM refuses a --quantization other than the config's own quant_method ("Quantization
+    method specified in the model config (...) does not match the quantization method specified
+    in the `quantization` argument", ModelConfig._verify_quantization,
+    vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:vllm/config/model.py), so no
+    load-time FP8 of it is offered."""
+    return QuantNote(
+        text=f"{what or f'quantization_config quant_method {method!r}'} not modelled: weights counted at 16 bits (more than the checkpoint holds); "
+        "served as the checkpoint is, no load-time --quantization fp8 offered (vLLM refuses one beside the config's own quant_method)",
+        method=method,
+    )
+
+
+def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme | None, str | None, QuantNote | None]:
     """Weight format from config.json `quantization_config` or ModelOpt's hf_quant_config.json."""
     kv_quant = None
 
@@ -1228,6 +1261,8 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
         if dtype:
             everywhere, per_layer = _excluded_groups(q.get("exclude_modules"))
             return scheme(dtype, DTYPE_BYTES[dtype], f"hf_quant_config.json quant_algo {algo}", everywhere, per_layer), kv_quant, None
+        if algo and not isinstance(qc, Mapping):
+            return None, kv_quant, _unmodelled(f"modelopt {algo}", f"hf_quant_config.json quant_algo {algo!r}")
     if not isinstance(qc, Mapping):
         return None, kv_quant, None
     method = str(qc.get("quant_method") or "").lower()
@@ -1258,6 +1293,7 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
         if bits == 8:
             per = (group * 8 + 16) / group / 8
             return scheme("int8", per, f"config.json quantization_config {method} 8-bit g{group}", everywhere, per_layer), kv_quant, None
+        return None, kv_quant, _unmodelled(f"{method} {bits}-bit", f"quantization_config quant_method {method!r} with bits {bits}")
     if method == "compressed-tensors":
         fmt = str(qc.get("format") or "")
         dtype = {
@@ -1273,12 +1309,16 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
             kv_quant = "fp8"
         if dtype:
             return scheme(dtype, DTYPE_BYTES[dtype], f"config.json compressed-tensors {fmt}", everywhere, per_layer), kv_quant, None
+        return None, kv_quant, _unmodelled(f"compressed-tensors {fmt}", f"quantization_config compressed-tensors format {fmt!r}")
     if method == "bitsandbytes":
         dtype = "int4" if qc.get("load_in_4bit") else "int8"
         return scheme(dtype, DTYPE_BYTES[dtype], "config.json bitsandbytes", everywhere, per_layer), kv_quant, None
     if method == "quark":
         return _parse_quark(qc, where, scheme)
-    return None, kv_quant, f"quantization_config quant_method {method!r} not modelled: weights counted at 16 bits"
+    if not method:
+        # vLLM reads no quantisation from a config without quant_method (ModelConfig._verify_quantization: "" -> None)
+        return None, kv_quant, QuantNote(text="quantization_config has no quant_method: weights counted at 16 bits, as vLLM loads them")
+    return None, kv_quant, _unmodelled(method)
 
 
 def _quark_weight(spec: Any, where: str, key: str) -> tuple[str, float, str] | None:
@@ -1321,7 +1361,7 @@ def _quark_pattern_groups(pattern: str) -> frozenset[str]:
     return _groups_named(rest)
 
 
-def _parse_quark(qc: Mapping[str, Any], where: str, scheme: Callable[..., QuantScheme]) -> tuple[QuantScheme | None, str | None, str | None]:
+def _parse_quark(qc: Mapping[str, Any], where: str, scheme: Callable[..., QuantScheme]) -> tuple[QuantScheme | None, str | None, QuantNote | None]:
     """AMD Quark's quantization_config (`quant_method: quark`, vLLM's QuarkConfig): the weight format of
     `global_quant_config` on every linear layer, or of `layer_quant_config`'s patterns on the
     groups they name where nothing is global; `exclude` patterns leave groups in 16 bits (AMD's MXFP4
@@ -1355,18 +1395,18 @@ def _parse_quark(qc: Mapping[str, Any], where: str, scheme: Callable[..., QuantS
             if w is not None:
                 named[str(pattern)] = w
     except _QuarkUnmodelled as exc:
-        return None, kv_quant, f"quantization_config quark weight dtype {exc} not modelled: weights counted at 16 bits"
+        return None, kv_quant, _unmodelled(f"quark {exc}", f"quantization_config quark weight dtype {exc}")
     note = None
     if base is not None:
         others = sorted({w[0] for w in named.values()} - {base[0]})
         if others:
-            note = f"quantization_config quark: layer patterns in {', '.join(others)} beside the global {base[0]} are sized in {base[0]}"
+            note = QuantNote(text=f"quantization_config quark: layer patterns in {', '.join(others)} beside the global {base[0]} are sized in {base[0]}")
         return scheme(base[0], base[1], f"{origin} {base[2]}", everywhere, per_layer), kv_quant, note
     if named:
         formats = {w[0] for w in named.values()}
         fmt = next(w for w in named.values() if w[0] == sorted(formats)[0])
         if len(formats) > 1:
-            note = f"quantization_config quark: layer patterns in {', '.join(sorted(formats))}; all sized in {fmt[0]}"
+            note = QuantNote(text=f"quantization_config quark: layer patterns in {', '.join(sorted(formats))}; all sized in {fmt[0]}")
         only = frozenset().union(*(_quark_pattern_groups(p) for p in named))
         return scheme(fmt[0], fmt[1], f"{origin} {fmt[2]} on {', '.join(sorted(named))}", everywhere, per_layer, only), kv_quant, note
     return None, kv_quant, None

@@ -608,7 +608,9 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
     for i, d in enumerate(devices):
         canonical.append(catalog.gpu(d, where=f"{label}: search.devices[{i}]: ").name)
     native = model.native_weight_dtype
-    default_weights = (native,) if native not in ("bf16", "fp16") else ("bf16", "fp8")
+    # a 16-bit checkpoint: its own weights and vLLM's load-time FP8; a quantised one (in a format
+    # sizer models or not: ModelArch.unmodelled_quant, whose warning says so) its own weights only
+    default_weights = (native,) if native not in ("bf16", "fp16") or model.unmodelled_quant else ("bf16", "fp8")
     if engine == "llamacpp":  # GGUF files: the checkpoint's own MXFP4, else 16-bit and q8_0
         default_weights = ("mxfp4",) if native == "mxfp4" else ("bf16", "q8_0")
     from .units import LLAMACPP_CACHE_TYPES as _GGML

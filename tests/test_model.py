@@ -243,4 +243,4 @@ def test_quark_progressive_kv_and_unmodelled_formats(catalog):
     assert fp8_kv.native_weight_dtype == "fp8" and fp8_kv.kv_cache_quant == "fp8"
     unknown = _minimax_with({"quant_method": "quark", "global_quant_config": {"weight": {"dtype": "fp6_e2m3"}}}, catalog)
     assert unknown.quant is None
-    assert any("quark weight dtype fp6_e2m3 not modelled: weights counted at 16 bits" in n for n in unknown.notes)
+    assert any("quark weight dtype fp6_e2m3 not modelled: weights counted at 16 bits" in w for w in unknown.warnings)
