@@ -1237,6 +1237,21 @@ def _unmodelled(method: str, what: str | None = None) -> QuantNote:
     )
 
 
+# ModelOpt's quant_algo and the format it stores the linear layers' weights in. vLLM's ModelOpt
+# configs load FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO and NVFP4 (QUANT_ALGOS in
+# vllm-project/vllm@c9a59901113ccfe729e9c2be54062abee99b37f7:vllm/model_executor/layers/quantization/modelopt.py);
+# the AWQ and SmoothQuant algos are TensorRT-LLM's.
+MODELOPT_ALGOS = {
+    "FP8": "fp8",
+    "FP8_PER_CHANNEL_PER_TOKEN": "fp8",
+    "FP8_PB_WO": "fp8",
+    "NVFP4": "nvfp4",
+    "W4A16_AWQ": "int4",
+    "W4A8_AWQ": "int4",
+    "INT8_SQ": "int8",
+}
+
+
 def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme | None, str | None, QuantNote | None]:
     """Weight format from config.json `quantization_config` or ModelOpt's hf_quant_config.json."""
     kv_quant = None
@@ -1257,7 +1272,7 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
         algo = str(q.get("quant_algo") or "").upper()
         if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
             kv_quant = "fp8"
-        dtype = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_AWQ": "int4", "W4A8_AWQ": "int4", "INT8_SQ": "int8"}.get(algo)
+        dtype = MODELOPT_ALGOS.get(algo)
         if dtype:
             everywhere, per_layer = _excluded_groups(q.get("exclude_modules"))
             return scheme(dtype, DTYPE_BYTES[dtype], f"hf_quant_config.json quant_algo {algo}", everywhere, per_layer), kv_quant, None
@@ -1266,7 +1281,25 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
     if not isinstance(qc, Mapping):
         return None, kv_quant, None
     method = str(qc.get("quant_method") or "").lower()
+    producer = qc.get("producer")
+    if not method and isinstance(producer, Mapping) and producer.get("name") == "modelopt":
+        method = "modelopt"  # vLLM ModelConfig._parse_quant_hf_config sets it so from the producer
     everywhere, per_layer = _excluded_groups(qc.get("modules_to_not_convert") or qc.get("ignore") or qc.get("ignored_layers"))
+    if method in ("modelopt", "modelopt_fp4"):
+        # ModelOpt's quantization_config in config.json: hf_quant_config.json's {"quantization": {...}}, or
+        # flat ("compressed-tensors style": quant_algo, kv_cache_quant_algo, and the exclusions under
+        # "ignore"), as vLLM's ModelOptQuantConfigBase.from_config reads both (modelopt.py, above)
+        nested = qc.get("quantization")
+        q = nested if isinstance(nested, Mapping) else qc
+        if isinstance(nested, Mapping):
+            everywhere, per_layer = _excluded_groups(nested.get("exclude_modules"))
+        algo = str(q.get("quant_algo") or "").upper()
+        if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
+            kv_quant = "fp8"
+        dtype = MODELOPT_ALGOS.get(algo)
+        if dtype:
+            return scheme(dtype, DTYPE_BYTES[dtype], f"config.json quantization_config modelopt {algo}", everywhere, per_layer), kv_quant, None
+        return None, kv_quant, _unmodelled(f"modelopt {algo}", f"quantization_config modelopt quant_algo {algo!r}")
     if method in ("fp8", "fbgemm_fp8"):
         block = qc.get("weight_block_size")
         per = DTYPE_BYTES["fp8"]

@@ -118,3 +118,27 @@ def test_the_unmodelled_quantisation_warning_reaches_explain_solve_and_compare(t
         launches = re.findall(r"vllm serve [^\"]*", proc.stdout)
         assert not any("--quantization" in line for line in launches), (command, launches)
         assert launches or command == "compare"  # compare's rows carry no launch line
+
+
+def test_modelopt_quantization_config_in_config_json_is_read_as_hf_quant_config_json_is():
+    """ModelOpt writes its format into config.json's quantization_config too: flat
+    ({"quant_method": "modelopt", "quant_algo": "FP8", "ignore": [...]}) or nested as in
+    hf_quant_config.json; vLLM's ModelOptQuantConfigBase.from_config reads both
+    (vllm-project/vllm@c9a59901113ccfe729e9c2be54062abee99b37f7:vllm/model_executor/layers/quantization/modelopt.py).
+    Before, both were counted at 16 bits. nvidia/Llama-3.1-70B-Instruct-FP8's own
+    hf_quant_config.json (FP8 weights and KV, lm_head excluded), moved into config.json, gives the
+    same weights to the byte as the sibling file; an algo vLLM has no method for is a warning."""
+    from sizer.model import load_config_json, total_weight_bytes
+
+    path = CONFIGS / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json"
+    sibling = load_config_json(path)
+    hf_quant = json.loads((CONFIGS / "nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json").read_text())
+    cfg = json.loads(path.read_text())
+    flat = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "ignore": ["lm_head"]}
+    for qc in (flat, hf_quant):
+        m = arch_from_config({**cfg, "quantization_config": qc}, name="m", source="test")
+        assert m.native_weight_dtype == "fp8" and m.kv_cache_quant == "fp8" and not m.unmodelled_quant
+        assert total_weight_bytes(m, "fp8") == total_weight_bytes(sibling, "fp8")
+    odd = arch_from_config({**cfg, "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_MXFP4_FP8"}}, name="m", source="test")
+    assert odd.quant is None and odd.unmodelled_quant == "modelopt W4A8_MXFP4_FP8"
+    assert any("modelopt quant_algo 'W4A8_MXFP4_FP8' not modelled" in w for w in odd.warnings)
