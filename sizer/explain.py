@@ -350,7 +350,7 @@ def explain_config(
     # one context for the concurrency figures: the one given, else the engine's max_model_len,
     # else the model's whole window
     if context_tokens is None:
-        context = max_model_len - speculative_tokens if max_model_len is not None else model.max_position_embeddings
+        context = max_model_len - speculative_tokens if max_model_len is not None else model.max_context_tokens
     else:
         context = context_tokens
     model_len = max_model_len if max_model_len is not None else context + speculative_tokens
@@ -363,10 +363,10 @@ def explain_config(
     stale = policy.version_warning(engine_version)
     if stale:
         warnings.append(f"--engine-version: {stale}")
-    if model.max_position_embeddings and model_len > model.max_position_embeddings:
+    if model.max_context_tokens and model_len > model.max_context_tokens:
         warnings.append(
-            f"--max-model-len {model_len:,} exceeds {model.name}'s max_position_embeddings ({model.max_position_embeddings:,}): vLLM refuses it "
-            "unless its rope_scaling extends the window (or VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)"
+            f"--max-model-len {model_len:,} exceeds {model.name}'s context ({model.context_words}): vLLM refuses it "
+            "(unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)"
         )
     overrides = EngineOverrides(
         memory_fraction=gpu_memory_utilization,

@@ -142,7 +142,7 @@ def evaluate_ranges(
     out: list[list[Evaluated | None]] = [list(evaluated)]
     for r in ranges[1:]:
         w = range_workload(workload, r)
-        too_long = w.context_tokens > workload.model.max_position_embeddings or (
+        too_long = w.context_tokens > workload.model.max_context_tokens or (
             workload.memory.max_model_len is not None and w.context_tokens > workload.memory.max_model_len
         )
         if too_long:

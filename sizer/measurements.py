@@ -1818,23 +1818,23 @@ def resolve(row: MeasuredRow, catalog: Catalog) -> Resolved | Skipped:
             row = _replace(row, output_tokens_per_s=row.samples_per_s * output.mean)
         if row.rate_basis == "output_tokens_per_s" and bounds is not None:
             row = _replace(row, request_rate_rps=row.output_tokens_per_s / output.mean)
-    elif row.isl and row.osl and model.max_position_embeddings and row.isl + row.osl > model.max_position_embeddings:
+    elif row.isl and row.osl and model.max_context_tokens and row.isl + row.osl > model.max_context_tokens:
         # no engine serves it: vLLM refuses a --max-model-len above the model's, TRT-LLM and SGLang
         # cap max_seq_len at it; the row's lengths are not what ran
         return Skipped(
             row=row,
-            reason=f"isl + osl = {row.isl + row.osl:,.0f} tokens exceeds {model_name}'s context, max_position_embeddings {model.max_position_embeddings:,} "
-            "(a rope-scaled launch: add the model under catalogs/models/ with max_position_embeddings set to the scaled context)",
+            reason=f"isl + osl = {row.isl + row.osl:,.0f} tokens exceeds {model_name}'s context, {model.context_words} "
+            "(a rope-scaled launch: add the model under catalogs/models/ with the rope_scaling it ran with)",
         )
     if row.rate_basis and bounds is None:
         # a rate taken from the run's own throughput predicts that throughput back, whatever the
         # model: only a run at the edge of its benchmark's bounds says something (validate.bounded_rates_rps)
         return Skipped(row=row, reason=f"kind rate: request_rate_rps missing, and {row.dataset or 'a row of fixed lengths'} gives no {rate_scenario(row)} latency bounds to read the run's throughput against")
-    if row.max_model_len and model.max_position_embeddings and row.max_model_len > model.max_position_embeddings:
+    if row.max_model_len and model.max_context_tokens and row.max_model_len > model.max_context_tokens:
         return Skipped(
             row=row,
-            reason=f"max_model_len {row.max_model_len:,} exceeds {model_name}'s context, max_position_embeddings {model.max_position_embeddings:,} "
-            "(engines refuse it; a rope-scaled launch: add the model under catalogs/models/ with the scaled context)",
+            reason=f"max_model_len {row.max_model_len:,} exceeds {model_name}'s context, {model.context_words} "
+            "(engines refuse it; a rope-scaled launch: add the model under catalogs/models/ with the rope_scaling it ran with)",
         )
     if row.max_model_len and not row.dataset and row.isl and row.osl and row.isl + row.osl > row.max_model_len:
         # vLLM rejects a prompt longer than max_model_len and stops a sequence that reaches it

@@ -74,7 +74,7 @@ class ModelArch:
     head_dim: int
     intermediate_size: int
     vocab_size: int
-    max_position_embeddings: int
+    max_position_embeddings: int  # as the config gives it (the rotary cache's rows)
     tie_word_embeddings: bool
     torch_dtype: str
     # attention variants
@@ -131,11 +131,30 @@ class ModelArch:
     published_params: float | None = None
     published_params_source: str | None = None
     notes: tuple[str, ...] = field(default=())
+    # the longest sequence (prompt + output) the engine serves: vLLM's derived max_model_len, the
+    # positions scaled by rope_scaling (context_limit); 0 where none was derived: max_position_embeddings
+    context_limit_tokens: int = 0
+    context_limit_basis: str = ""  # how it was derived, in words ("" unscaled)
     # config.json fields that change memory or speed and that the model above leaves out
     # (unmodelled_fields): each a sentence naming the field, its value and what sizer assumes
     warnings: tuple[str, ...] = field(default=())
 
     # -- derived ---------------------------------------------------------------------------
+    @property
+    def max_context_tokens(self) -> int:
+        """The longest sequence (prompt + output) the model serves: max_position_embeddings scaled
+        as rope_scaling says (context_limit), vLLM's derived max_model_len."""
+        return self.context_limit_tokens or self.max_position_embeddings
+
+    @property
+    def context_words(self) -> str:
+        """The model's context limit and where it comes from, for messages:
+        "max_position_embeddings 131,072", or "131,072 positions (original_max_position_embeddings
+        32,768 x rope_scaling yarn factor 4; max_position_embeddings 32,768)"."""
+        if self.context_limit_basis:
+            return f"{self.max_context_tokens:,} positions ({self.context_limit_basis})"
+        return f"max_position_embeddings {self.max_context_tokens:,}"
+
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
@@ -628,6 +647,57 @@ def _number(cfg: Mapping[str, Any], key: str, where: str, gt: float, le: float) 
     return float(value)
 
 
+# rope types whose `factor` does not lengthen the context: their max_position_embeddings already
+# is the scaled one (Llama 3.1: 131,072 with factor 8 on 8,192); "su" is longrope's old name
+_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
+
+
+def context_limit(cfg: Mapping[str, Any], positions: int, model_type: str, where: str) -> tuple[int, str]:
+    """The longest sequence vLLM serves `cfg` at: (tokens, how, in words; "" when it is `positions`,
+    the config's max_position_embeddings).
+
+    vLLM's _get_and_verify_max_len (vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:
+    vllm/config/model.py): unless the model type is a Gemma 3 (its 128K already scaled), every rope
+    type but su, longrope and llama3 multiplies the length by the rope's `factor` (default 1.0:
+    "default" and mrope have none), and yarn multiplies original_max_position_embeddings instead
+    of max_position_embeddings; with rope parameters per layer type (transformers v5) the last
+    factor counts. The legacy key `type` reads as `rope_type` (patch_rope_scaling_dict,
+    vllm-project/vllm@e23031f0761f0614b463af01210cfbfc6f281b4a:vllm/transformers_utils/config.py).
+    Qwen2.5-7B with Qwen's {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}:
+    32,768 x 4 = 131,072."""
+    key = "rope_scaling" if isinstance(cfg.get("rope_scaling"), Mapping) else "rope_parameters"
+    rope = cfg.get(key)
+    if not isinstance(rope, Mapping) or not rope or "gemma3" in model_type:
+        return positions, ""
+    per_layer = all(isinstance(v, Mapping) for v in rope.values())
+    params = [(f"{key}.{k}", v) for k, v in rope.items()] if per_layer else [(key, rope)]
+    base, base_words, factor, kind = positions, f"max_position_embeddings {positions:,}", 1.0, ""
+    for name, rp in params:
+        rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
+        if rope_type in _UNSCALED_ROPE_TYPES:
+            continue
+        value = rp.get("factor")
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise FieldTypeError(f"{where}: {name}.factor: expected a number (the rope's length multiplier), got {_short(value)}")
+            if not 0 < value <= 2**20:  # NaN fails too
+                raise FieldValueError(f"{where}: {name}.factor: expected a number > 0 and <= {2**20:,} (the rope's length multiplier), got {value}")
+            factor, kind = float(value), f"{name} {rope_type} factor {value:g}"
+        if rope_type == "yarn":
+            original = rp.get("original_max_position_embeddings")
+            if original is not None:
+                if isinstance(original, bool) or not isinstance(original, int):
+                    raise FieldTypeError(f"{where}: {name}.original_max_position_embeddings: expected an integer, got {_short(original)}")
+                if not 0 < original <= 2**30:
+                    raise FieldValueError(f"{where}: {name}.original_max_position_embeddings: expected an integer from 1 to {2**30:,}, got {original}")
+                base, base_words = original, f"original_max_position_embeddings {original:,}"
+    tokens = int(base * factor)
+    if tokens == positions:  # DeepSeek-V3's 4,096 x 40, gpt-oss's 4,096 x 32: the positions given
+        return positions, ""
+    scaled = f"{base_words} x {kind}" if kind else base_words
+    return tokens, scaled if base_words.startswith("max_position_embeddings") else f"{scaled}; max_position_embeddings {positions:,}"
+
+
 def _int_list(cfg: Mapping[str, Any], key: str, where: str) -> list[int]:
     """An optional list of integers >= 0 (layer indices); [] when absent."""
     value = cfg.get(key)
@@ -652,7 +722,7 @@ READ_FIELDS = frozenset(
         "n_routed_experts", "n_shared_experts", "num_attention_heads", "num_experts", "num_experts_per_tok",
         "num_experts_per_token", "num_hidden_layers", "num_key_value_heads", "num_local_experts",
         "num_nextn_predict_layers", "partial_rotary_factor", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-        "quantization_config", "rotary_dim", "shared_expert_intermediate_size", "shared_intermediate_size",
+        "quantization_config", "rope_parameters", "rope_scaling", "rotary_dim", "shared_expert_intermediate_size", "shared_intermediate_size",
         "sliding_window", "sliding_window_pattern", "text_config", "tie_word_embeddings", "top_k_experts",
         "attention_chunk_size", "no_rope_layer_interval", "vision_config",
         "torch_dtype", "use_qk_norm", "use_sliding_window", "v_head_dim", "vocab_size",
@@ -664,7 +734,7 @@ READ_FIELDS = frozenset(
 NO_EFFECT_FIELDS = frozenset(
     {
         "architectures", "auto_map", "transformers_version", "initializer_range", "hidden_act", "hidden_activation",
-        "use_cache", "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "indexer_rope_interleave",
+        "use_cache", "rope_theta", "rope_interleave", "indexer_rope_interleave",
         "router_aux_loss_coef", "aux_loss_alpha", "seq_aux", "norm_topk_prob", "routed_scaling_factor", "scoring_func",
         "topk_method", "n_group", "topk_group", "ep_size", "pretraining_tp", "tokenizer_class", "temperature", "top_p",
         "top_k", "num_beams", "do_sample", "max_length", "min_length", "repetition_penalty", "length_penalty",
@@ -985,6 +1055,8 @@ def arch_from_config(
         # said as a warning: the checkpoint's weights are not sized in the format it stores them in
         defaults_used += (qnote.text,)
         unmodelled_quant = qnote.method
+    positions = _int(cfg, "max_position_embeddings", where, 0) or _int(cfg, "max_sequence_length", where, 0) or 4096
+    limit, limit_basis = context_limit(cfg, positions, model_type, where)
     mtp = _int(cfg, "num_nextn_predict_layers", where, 0)
     vision = _vision_params(vision_raw, raw, hidden) if isinstance(vision_raw, Mapping) else 0.0
     if vision:
@@ -1005,7 +1077,9 @@ def arch_from_config(
         head_dim=head_dim,
         intermediate_size=intermediate,
         vocab_size=_int(cfg, "vocab_size", where),
-        max_position_embeddings=_int(cfg, "max_position_embeddings", where, 0) or _int(cfg, "max_sequence_length", where, 0) or 4096,
+        max_position_embeddings=positions,
+        context_limit_tokens=limit,
+        context_limit_basis=limit_basis,
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         torch_dtype=torch_dtype,
         attention_bias=attention_bias,

@@ -1541,14 +1541,16 @@ def at_confidence(exc: InfeasibleError, workload: Workload, evaluated: list[Eval
 
 
 def check_context(workload: Workload) -> None:
-    """The percentile context must fit the model's own context window."""
-    limit = workload.model.max_position_embeddings
+    """The percentile context must fit the model's own context window (max_position_embeddings as
+    rope_scaling scales it: ModelArch.max_context_tokens)."""
+    model = workload.model
+    limit = model.max_context_tokens
     if workload.context_tokens > limit:
         raise InfeasibleError(
             f"{workload.path}: the p{workload.memory.context_percentile:g} context "
             f"({workload.context_tokens:,} tokens = prompt + output at that percentile) exceeds "
-            f"{workload.model.name}'s max_position_embeddings ({limit:,}); no configuration can serve it",
-            tuple((d, f"context {workload.context_tokens:,} tokens > max_position_embeddings {limit:,}") for d in workload.search.devices),
+            f"{model.name}'s context ({model.context_words}); no configuration can serve it",
+            tuple((d, f"context {workload.context_tokens:,} tokens > {model.context_words}") for d in workload.search.devices),
         )
 
 

@@ -919,6 +919,7 @@ def catalog_rows(catalog, what: str, as_of=None) -> list[dict[str, Any]]:
                 "layers": m.num_hidden_layers,
                 "weights": m.native_weight_dtype,
                 "max_position_embeddings": m.max_position_embeddings,
+                "max_context_tokens": m.max_context_tokens,  # as rope_scaling scales it: what vLLM serves
             }
         )
     return rows

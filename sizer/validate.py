@@ -116,10 +116,10 @@ def _engine_settings(res: Resolved, layout_tp: int):
     ctx = int(max(res.row.isl + res.row.osl, 1) if res.prompt is None else res.prompt.quantile(100) + (res.output.quantile(100) if res.output else res.row.osl))
     if res.row.max_model_len:  # the context the run was launched with
         ctx = res.row.max_model_len
-    elif res.row.engine == "vllm" and res.model.max_position_embeddings:
+    elif res.row.engine == "vllm" and res.model.max_context_tokens:
         # launched without --max-model-len: vLLM takes the model's own context (ModelConfig's
         # derived max_model_len), which sets V0's default step budget (engines.py)
-        ctx = res.model.max_position_embeddings
+        ctx = res.model.max_context_tokens
     # the memory fraction the row's harness launched with (measurements.harness_flags), else the engine's rule
     overrides = EngineOverrides(memory_fraction=harness_flags(res.row).get("memory_fraction"))
     # the defaults of the release the row ran (vLLM V0's 256 sequences and a budget of the context

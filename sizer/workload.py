@@ -309,12 +309,13 @@ class Workload:
         """The engine's --max-model-len: memory.max_model_len as given, else the length that
         admits every request the workload can send (admitting_length: the declared maxima, or
         the 99.99th percentile of prompt + output), at least the admitted context, at most the
-        model's max_position_embeddings, plus any speculative positions."""
+        model's context (max_context_tokens: max_position_embeddings as rope_scaling scales it),
+        plus any speculative positions."""
         if self.memory.max_model_len is not None:
             return self.memory.max_model_len
         t = self.traffic
         length = admitting_length(t.prompt_tokens, t.output_tokens)
-        length = min(length, int(self.model.max_position_embeddings)) if self.model.max_position_embeddings else length
+        length = min(length, int(self.model.max_context_tokens)) if self.model.max_context_tokens else length
         return max(length, self.context_tokens) + self.memory.admission.speculative_tokens
 
     @property
@@ -331,9 +332,9 @@ class Workload:
         t = self.traffic
         spec = f" + {self.memory.admission.speculative_tokens} speculative positions" if self.memory.admission.speculative_tokens else ""
         length = admitting_length(t.prompt_tokens, t.output_tokens)
-        limit = self.model.max_position_embeddings
+        limit = self.model.max_context_tokens
         if limit and length > limit:
-            return f"the model's max_position_embeddings ({limit:,}){spec}; the workload's requests reach {length:,}"
+            return f"the model's context ({self.model.context_words}){spec}; the workload's requests reach {length:,}"
         if length < self.context_tokens:
             return f"the p{self.memory.context_percentile:g} context{spec}"
         source = "the trace's" if t.trace is not None else "the declared"
@@ -367,10 +368,10 @@ class Workload:
                 )
             if tr.requests < 1000 and (tr.prompt_tokens is not None or tr.output_tokens is not None):
                 out.append(f"{tr.path}: length percentiles from {tr.requests:,} requests: the p99 rests on {max(tr.requests // 100, 1):,} of them")
-        limit = self.model.max_position_embeddings
+        limit = self.model.max_context_tokens
         if limit and self.context_tokens <= limit <= self.max_model_len and self.refused_fraction > 0:  # (a context beyond it is an error)
             out.append(
-                f"{self.refused_fraction:.3%} of requests are longer (prompt + output) than the model's {self.model.max_position_embeddings:,} positions: "
+                f"{self.refused_fraction:.3%} of requests are longer (prompt + output) than the model's {limit:,} positions: "
                 "the engine refuses them"
             )
         return tuple(out)

@@ -16,7 +16,7 @@ from sizer.engines import VllmPolicy, engine_policy
 from sizer.model import arch_from_config
 from sizer.workload import load_workload
 
-from .test_bad_input import run_sizer
+from .test_bad_input import assert_one_line_error, run_sizer
 
 CONFIGS = Path(__file__).parent / "data" / "model_configs"
 
@@ -142,3 +142,94 @@ def test_modelopt_quantization_config_in_config_json_is_read_as_hf_quant_config_
     odd = arch_from_config({**cfg, "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_MXFP4_FP8"}}, name="m", source="test")
     assert odd.quant is None and odd.unmodelled_quant == "modelopt W4A8_MXFP4_FP8"
     assert any("modelopt quant_algo 'W4A8_MXFP4_FP8' not modelled" in w for w in odd.warnings)
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. rope_scaling lengthens the context vLLM serves
+# ------------------------------------------------------------------------------------------------
+
+# huggingface.co/Qwen/Qwen2.5-7B-Instruct config.json (7,615,616,512 parameters: the model card's
+# 7.61B), and the rope_scaling its model card tells users to add "for supported frameworks" to
+# serve 131,072 tokens ("Processing Long Texts").
+QWEN25_7B = {
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+    "hidden_act": "silu", "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944,
+    "max_position_embeddings": 32768, "max_window_layers": 28, "model_type": "qwen2", "num_attention_heads": 28,
+    "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 131072, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.43.1",
+    "use_cache": True, "use_sliding_window": False, "vocab_size": 152064,
+}  # fmt: skip
+QWEN_YARN = {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}
+
+LONG = """\
+name: long
+model: {model}
+traffic:
+  requests_per_s: 0.5
+  prompt_tokens: {{p50: 20000, p99: 60000}}
+  output_tokens: {{p50: 300, p99: 1000}}
+slo:
+  ttft_s: {{p99: 30.0}}
+  tpot_s: {{p99: 0.1}}
+search:
+  devices: [H100-SXM]
+  tp: [1]
+  pp: [1]
+{extra}"""
+
+
+def test_yarn_rope_scaling_serves_original_positions_times_factor(catalog, tmp_path):
+    """vLLM's _get_and_verify_max_len (vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:
+    vllm/config/model.py): yarn's derived length is original_max_position_embeddings x factor,
+    32,768 x 4 = 131,072, so a p99 prompt of 60,000 (+ 1,000 output) is served. Before, the
+    config's 32,768 positions made the workload infeasible (exit 9). The raw
+    max_position_embeddings stays as given."""
+    from sizer.errors import InfeasibleError
+    from sizer.optimize import check_context
+
+    m = arch_from_config({**QWEN25_7B, "rope_scaling": QWEN_YARN}, name="qwen2.5-7b", source="test")
+    assert m.total_params() == 7_615_616_512
+    assert m.max_position_embeddings == 32_768 and m.max_context_tokens == 32_768 * 4 == 131_072
+    assert "original_max_position_embeddings 32,768 x rope_scaling yarn factor 4" in m.context_words
+
+    for name, rope in (("yarn", QWEN_YARN), ("plain", None)):
+        cfg = dict(QWEN25_7B, **({"rope_scaling": rope} if rope else {}))
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(cfg))
+        (tmp_path / f"{name}.yaml").write_text(LONG.format(model=f"./{name}", extra=""))
+    w = load_workload(tmp_path / "yarn.yaml", catalog)
+    assert w.context_tokens == 61_000
+    check_context(w)  # fits 131,072
+    assert 61_000 <= w.max_model_len <= 131_072
+    with pytest.raises(InfeasibleError, match=r"exceeds qwen2.5-7b's context|exceeds plain's context"):
+        check_context(load_workload(tmp_path / "plain.yaml", catalog))
+
+
+def test_llama3_longrope_and_gemma3_rope_scaling_do_not_multiply(catalog):
+    """The same vLLM rule leaves su, longrope and llama3 unscaled: Llama-3.1's own config
+    (rope_type llama3, factor 8, original_max_position_embeddings 8,192) serves its
+    max_position_embeddings, 131,072, not 8 x 8,192 = 65,536 nor 8 x 131,072. Gemma 3 is skipped
+    by model type (its 128K already scaled: google/gemma-3-27b-it's rope_scaling linear factor 8).
+    dynamic and linear multiply max_position_embeddings: 32,768 x 2 = 65,536."""
+    llama = catalog.model("llama-3.1-8b")
+    assert llama.max_position_embeddings == 131_072 and llama.max_context_tokens == 131_072
+    assert llama.context_words == "max_position_embeddings 131,072"
+    longrope = {"type": "longrope", "long_factor": [1.0] * 48, "short_factor": [1.0] * 48, "factor": 32.0, "original_max_position_embeddings": 4096}
+    assert arch_from_config({**QWEN25_7B, "rope_scaling": longrope}, name="m", source="t").max_context_tokens == 32_768
+    gemma = {**QWEN25_7B, "model_type": "gemma3_text", "max_position_embeddings": 131_072, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}
+    assert arch_from_config(gemma, name="m", source="t").max_context_tokens == 131_072
+    for kind in ("dynamic", "linear"):
+        m = arch_from_config({**QWEN25_7B, "rope_scaling": {"type": kind, "factor": 2.0}}, name="m", source="t")
+        assert m.max_context_tokens == 65_536 and m.max_position_embeddings == 32_768
+    # transformers v5 spells it rope_parameters, per layer type or not
+    m = arch_from_config({**QWEN25_7B, "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "rope_theta": 1e6}}, name="m", source="t")
+    assert m.max_context_tokens == 131_072
+    m = arch_from_config({**QWEN25_7B, "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}}, name="m", source="t")
+    assert m.max_context_tokens == 32_768
+
+
+def test_a_bad_rope_factor_is_one_line_naming_the_field(tmp_path):
+    cfg = dict(QWEN25_7B, rope_scaling={"type": "yarn", "factor": "four", "original_max_position_embeddings": 32768})
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    proc = run_sizer("explain", "--model", "config.json", "--device", "H100-SXM", cwd=tmp_path)
+    assert_one_line_error(proc, 6, f"error: {tmp_path / 'config.json'}: rope_scaling.factor", "expected a number")
