@@ -647,6 +647,37 @@ def _number(cfg: Mapping[str, Any], key: str, where: str, gt: float, le: float) 
     return float(value)
 
 
+# The keys vLLM reads a model's length from, and its length where a config gives none:
+# _get_and_verify_max_len (vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:
+# vllm/config/model.py) takes the smallest of LENGTH_KEYS the config gives, model_max_length over
+# them where set, else "Assuming the model's maximum length is 2048" with a warning. transformers'
+# LlamaConfig defaults max_position_embeddings to 2048 too
+# (huggingface/transformers@4bdeeced9ce971bed8cca7ab203c3b70cffab4ca:src/transformers/models/llama/configuration_llama.py).
+LENGTH_KEYS = (
+    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+    "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
+)  # fmt: skip
+VLLM_DEFAULT_MAX_LEN_TOKENS = 2048
+
+
+def _positions(cfg: Mapping[str, Any], where: str) -> tuple[int, str]:
+    """The model's positions as vLLM reads them (LENGTH_KEYS: the smallest given, model_max_length
+    over them), and a warning where the config gives none and vLLM's default of 2,048 is taken
+    ("" otherwise). Before rope scaling (context_limit)."""
+    given = {key: _int(cfg, key, where, 0) for key in LENGTH_KEYS}
+    given = {key: value for key, value in given.items() if value}
+    if given.get("model_max_length"):
+        return given["model_max_length"], ""
+    if given:
+        return min(given.values()), ""
+    return VLLM_DEFAULT_MAX_LEN_TOKENS, (
+        f"max_position_embeddings: not in the config, nor any other length vLLM reads ({', '.join(LENGTH_KEYS[1:])}): "
+        f"the context taken as {VLLM_DEFAULT_MAX_LEN_TOKENS:,} tokens, vLLM's default for such a config (\"Assuming the model's maximum length is 2048\") "
+        "and transformers' LlamaConfig default; a model type whose transformers config class defaults otherwise serves that length: "
+        "give max_position_embeddings"
+    )
+
+
 # rope types whose `factor` does not lengthen the context: their max_position_embeddings already
 # is the scaled one (Llama 3.1: 131,072 with factor 8 on 8,192); "su" is longrope's old name
 _UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
@@ -718,6 +749,7 @@ READ_FIELDS = frozenset(
         "_name_or_path", "attention_bias", "decoder_sparse_step", "dtype", "experts_per_token", "first_k_dense_replace",
         "head_dim", "hidden_size", "interleave_moe_layer_step", "intermediate_size", "intermediate_size_mlp",
         "kv_lora_rank", "layer_types", "max_position_embeddings", "max_sequence_length", "max_window_layers",
+        "n_positions", "max_seq_len", "seq_length", "model_max_length", "max_target_positions", "max_seq_length", "seq_len",
         "mlp_only_layers", "model_type", "moe_intermediate_size", "moe_layer_freq", "moe_num_experts", "moe_topk",
         "n_routed_experts", "n_shared_experts", "num_attention_heads", "num_experts", "num_experts_per_tok",
         "num_experts_per_token", "num_hidden_layers", "num_key_value_heads", "num_local_experts",
@@ -750,7 +782,7 @@ NO_EFFECT_FIELDS = frozenset(
         "num_mtp_modules", "use_mtp", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings", "qk_head_dim",
         "vocab_size_per_layer_input", "rope_local_base_freq", "rope_type", "original_max_position_embeddings",
         "router_jitter_noise", "output_router_logits", "embedding_multiplier", "residual_multiplier",
-        "logits_scaling", "attention_multiplier", "head_dim_original", "bos_token", "eos_token", "model_max_length",
+        "logits_scaling", "attention_multiplier", "head_dim_original", "bos_token", "eos_token",
         "layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps", "norm_eps", "use_return_dict",
         "_attn_implementation", "_attn_implementation_autoset", "attn_implementation", "keys_to_ignore_at_inference",
         "use_scaled_rope", "no_rope_layers", "nope_layer_interval", "attn_temperature_tuning", "floor_scale",
@@ -1055,7 +1087,9 @@ def arch_from_config(
         # said as a warning: the checkpoint's weights are not sized in the format it stores them in
         defaults_used += (qnote.text,)
         unmodelled_quant = qnote.method
-    positions = _int(cfg, "max_position_embeddings", where, 0) or _int(cfg, "max_sequence_length", where, 0) or 4096
+    positions, length_note = _positions(cfg, where)
+    if length_note:
+        defaults_used += (length_note,)
     limit, limit_basis = context_limit(cfg, positions, model_type, where)
     mtp = _int(cfg, "num_nextn_predict_layers", where, 0)
     vision = _vision_params(vision_raw, raw, hidden) if isinstance(vision_raw, Mapping) else 0.0

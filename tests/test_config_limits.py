@@ -233,3 +233,32 @@ def test_a_bad_rope_factor_is_one_line_naming_the_field(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     proc = run_sizer("explain", "--model", "config.json", "--device", "H100-SXM", cwd=tmp_path)
     assert_one_line_error(proc, 6, f"error: {tmp_path / 'config.json'}: rope_scaling.factor", "expected a number")
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. a config that gives no length
+# ------------------------------------------------------------------------------------------------
+
+
+def test_a_config_without_a_length_takes_vllms_2048_and_says_so(tmp_path):
+    """vLLM's _get_and_verify_max_len, where none of its length keys is in the config: "Assuming
+    the model's maximum length is 2048" (default_max_len = 2048, with a warning;
+    vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:vllm/config/model.py), also
+    transformers' LlamaConfig default. Before, sizer took 4,096 without a word. Another of vLLM's
+    length keys (ChatGLM's seq_length) is read as vLLM reads it, the smallest given counting."""
+    cfg = {k: v for k, v in QWEN25_7B.items() if k != "max_position_embeddings"}
+    m = arch_from_config(cfg, name="m", source="test")
+    assert m.max_position_embeddings == 2_048 and m.max_context_tokens == 2_048
+    assert any(w.startswith("max_position_embeddings: not in the config") and "2,048 tokens, vLLM's default" in w for w in m.warnings), m.warnings
+    assert arch_from_config({**cfg, "seq_length": 32_768}, name="m", source="t").max_context_tokens == 32_768
+    assert arch_from_config({**cfg, "seq_length": 32_768, "max_sequence_length": 8_192}, name="m", source="t").max_context_tokens == 8_192
+    assert not arch_from_config({**cfg, "seq_length": 32_768}, name="m", source="t").warnings
+
+    (tmp_path / "nolen").mkdir()
+    (tmp_path / "nolen" / "config.json").write_text(json.dumps(cfg))
+    proc = run_sizer("explain", "--model", "./nolen", "--device", "H100-SXM", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "2,048 tokens, vLLM's default" in proc.stderr
+    out = json.loads(proc.stdout)
+    assert any("2,048 tokens, vLLM's default" in w for w in out["warnings"])
+    assert "--max-model-len 2048" in out["launch_command"]  # explain's default context: the model's
