@@ -673,6 +673,18 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
         constraints=parse_constraints(f, catalog),
         price_notes=price_notes,
     )
+    limit = model.max_context_tokens
+    if memory.max_model_len is not None and limit and memory.max_model_len > limit:
+        # vLLM's _get_and_verify_max_len refuses a --max-model-len above the model's derived length
+        # ("User-specified max_model_len (...) is greater than the derived max_model_len ...", a
+        # ValueError at start-up unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, whose own warning says RoPE
+        # positions past it give nan: vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:
+        # vllm/config/model.py); no plan is sized for a length the model has no positions for
+        raise m.fail_value(
+            "max_model_len",
+            f"{memory.max_model_len:,} exceeds {model.name}'s context ({model.context_words}): expected at most {limit:,}; "
+            "vLLM refuses a longer --max-model-len at start-up (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: positions past the model's give nan under RoPE)",
+        )
     if memory.max_model_len is not None and memory.max_model_len < workload.context_tokens:
         raise m.fail_value(
             "max_model_len",

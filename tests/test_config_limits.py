@@ -262,3 +262,36 @@ def test_a_config_without_a_length_takes_vllms_2048_and_says_so(tmp_path):
     out = json.loads(proc.stdout)
     assert any("2,048 tokens, vLLM's default" in w for w in out["warnings"])
     assert "--max-model-len 2048" in out["launch_command"]  # explain's default context: the model's
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. memory.max_model_len beyond the model's context
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["solve", "compare", "simulate"])
+def test_a_max_model_len_beyond_the_models_context_is_refused(command, tmp_path):
+    """vLLM refuses a --max-model-len above the derived max_model_len at start-up ("User-specified
+    max_model_len (...) is greater than the derived max_model_len", a ValueError unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: _get_and_verify_max_len,
+    vllm-project/vllm@18ec6629253632af0a384f2ffbb8c6b28af322e7:vllm/config/model.py). Before, solve
+    planned `--max-model-len 1000000` for llama-3.1-8b (131,072 positions) with a warning that
+    0.000 % of requests were refused. Now it is a value out of range, exit 7, naming the file,
+    memory.max_model_len and the model's 131,072."""
+    (tmp_path / "w.yaml").write_text(WORKLOAD.format(model="llama-3.1-8b", extra="memory:\n  max_model_len: 1000000\n"))
+    proc = run_sizer(command, "w.yaml", cwd=tmp_path)
+    assert_one_line_error(proc, 7, "error: w.yaml: memory.max_model_len", "1,000,000 exceeds llama-3.1-8b's context", "at most 131,072", "vLLM refuses")
+
+
+def test_max_model_len_is_checked_against_the_rope_scaled_context(catalog, tmp_path):
+    """Qwen2.5-7B with YaRN factor 4 on 32,768 positions serves 131,072 (item 2): a
+    max_model_len of 131,072 is taken as given, 131,073 refused naming the rope scaling."""
+    from sizer.errors import FieldValueError
+
+    (tmp_path / "yarn").mkdir()
+    (tmp_path / "yarn" / "config.json").write_text(json.dumps({**QWEN25_7B, "rope_scaling": QWEN_YARN}))
+    for length in (131_072, 131_073):
+        (tmp_path / f"w{length}.yaml").write_text(LONG.format(model="./yarn", extra=f"memory:\n  max_model_len: {length}\n"))
+    assert load_workload(tmp_path / "w131072.yaml", catalog).max_model_len == 131_072
+    with pytest.raises(FieldValueError, match=r"memory\.max_model_len: 131,073 exceeds yarn's context \(131,072 positions \(original_max_position_embeddings 32,768 x rope_scaling yarn factor 4"):
+        load_workload(tmp_path / "w131073.yaml", catalog)
