@@ -27,21 +27,13 @@ def _qwen3_8b(**changes) -> dict:
     return cfg
 
 
-WORKLOAD = """\
-name: limits
-model: {model}
-traffic:
-  requests_per_s: 2
-  prompt_tokens: {{p50: 1000, p99: 4000}}
-  output_tokens: {{p50: 200, p99: 800}}
-slo:
-  ttft_s: {{p99: 2.0}}
-  tpot_s: {{p99: 0.08}}
-search:
-  devices: [H100-SXM]
-  tp: [1]
-  pp: [1]
-{extra}"""
+def _workload(model: str, extra: str = "", *, name: str = "limits", rate: float = 2, prompt: str = "{p50: 1000, p99: 4000}",
+              output: str = "{p50: 200, p99: 800}", ttft_s: float = 2.0, tpot_s: float = 0.08) -> str:
+    """A workload on one H100-SXM for `model` (a catalog name or ./folder), `extra` appended."""
+    return (
+        f"name: {name}\nmodel: {model}\ntraffic:\n  requests_per_s: {rate}\n  prompt_tokens: {prompt}\n  output_tokens: {output}\n"
+        f"slo:\n  ttft_s: {{p99: {ttft_s}}}\n  tpot_s: {{p99: {tpot_s}}}\nsearch:\n  devices: [H100-SXM]\n  tp: [1]\n  pp: [1]\n{extra}"
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -81,7 +73,7 @@ def test_an_unmodelled_checkpoint_is_served_as_it_is_never_quantised_again(catal
 
     def workload(folder, extra=""):
         path = tmp_path / f"{folder}.yaml"
-        path.write_text(WORKLOAD.format(model=f"./{folder}", extra=extra))
+        path.write_text(_workload(f"./{folder}", extra))
         return load_workload(path, catalog)
 
     assert workload("plain").search.weight_dtypes == ("bf16", "fp8")  # a 16-bit checkpoint: its own and load-time FP8
@@ -102,7 +94,7 @@ def test_an_unmodelled_checkpoint_is_served_as_it_is_never_quantised_again(catal
 def test_the_unmodelled_quantisation_warning_reaches_explain_solve_and_compare(tmp_path):
     (tmp_path / "hqq").mkdir()
     (tmp_path / "hqq" / "config.json").write_text(json.dumps(_qwen3_8b(quantization_config={"quant_method": "hqq", "nbits": 4, "group_size": 64})))
-    (tmp_path / "w.yaml").write_text(WORKLOAD.format(model="./hqq", extra=""))
+    (tmp_path / "w.yaml").write_text(_workload("./hqq"))
     said = "quant_method 'hqq' not modelled: weights counted at 16 bits"
     runs = {
         "explain": ("explain", "--model", "./hqq", "--device", "H100-SXM", "--format", "json"),
@@ -161,21 +153,9 @@ QWEN25_7B = {
 }  # fmt: skip
 QWEN_YARN = {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}
 
-LONG = """\
-name: long
-model: {model}
-traffic:
-  requests_per_s: 0.5
-  prompt_tokens: {{p50: 20000, p99: 60000}}
-  output_tokens: {{p50: 300, p99: 1000}}
-slo:
-  ttft_s: {{p99: 30.0}}
-  tpot_s: {{p99: 0.1}}
-search:
-  devices: [H100-SXM]
-  tp: [1]
-  pp: [1]
-{extra}"""
+def _long(model: str, extra: str = "") -> str:
+    """p99 prompts of 60,000 tokens: beyond a 32,768-token context, within YaRN's x4."""
+    return _workload(model, extra, name="long", rate=0.5, prompt="{p50: 20000, p99: 60000}", output="{p50: 300, p99: 1000}", ttft_s=30.0, tpot_s=0.1)
 
 
 def test_yarn_rope_scaling_serves_original_positions_times_factor(catalog, tmp_path):
@@ -196,7 +176,7 @@ def test_yarn_rope_scaling_serves_original_positions_times_factor(catalog, tmp_p
         cfg = dict(QWEN25_7B, **({"rope_scaling": rope} if rope else {}))
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.json").write_text(json.dumps(cfg))
-        (tmp_path / f"{name}.yaml").write_text(LONG.format(model=f"./{name}", extra=""))
+        (tmp_path / f"{name}.yaml").write_text(_long(f"./{name}"))
     w = load_workload(tmp_path / "yarn.yaml", catalog)
     assert w.context_tokens == 61_000
     check_context(w)  # fits 131,072
@@ -278,7 +258,7 @@ def test_a_max_model_len_beyond_the_models_context_is_refused(command, tmp_path)
     planned `--max-model-len 1000000` for llama-3.1-8b (131,072 positions) with a warning that
     0.000 % of requests were refused. Now it is a value out of range, exit 7, naming the file,
     memory.max_model_len and the model's 131,072."""
-    (tmp_path / "w.yaml").write_text(WORKLOAD.format(model="llama-3.1-8b", extra="memory:\n  max_model_len: 1000000\n"))
+    (tmp_path / "w.yaml").write_text(_workload("llama-3.1-8b", "memory:\n  max_model_len: 1000000\n"))
     proc = run_sizer(command, "w.yaml", cwd=tmp_path)
     assert_one_line_error(proc, 7, "error: w.yaml: memory.max_model_len", "1,000,000 exceeds llama-3.1-8b's context", "at most 131,072", "vLLM refuses")
 
@@ -291,7 +271,7 @@ def test_max_model_len_is_checked_against_the_rope_scaled_context(catalog, tmp_p
     (tmp_path / "yarn").mkdir()
     (tmp_path / "yarn" / "config.json").write_text(json.dumps({**QWEN25_7B, "rope_scaling": QWEN_YARN}))
     for length in (131_072, 131_073):
-        (tmp_path / f"w{length}.yaml").write_text(LONG.format(model="./yarn", extra=f"memory:\n  max_model_len: {length}\n"))
+        (tmp_path / f"w{length}.yaml").write_text(_long("./yarn", f"memory:\n  max_model_len: {length}\n"))
     assert load_workload(tmp_path / "w131072.yaml", catalog).max_model_len == 131_072
     with pytest.raises(FieldValueError, match=r"memory\.max_model_len: 131,073 exceeds yarn's context \(131,072 positions \(original_max_position_embeddings 32,768 x rope_scaling yarn factor 4"):
         load_workload(tmp_path / "w131073.yaml", catalog)
