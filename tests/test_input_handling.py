@@ -368,22 +368,6 @@ def test_the_exit_code_table_says_csv(capsys):
 
 
 # ------------------------------------------------------------------------------------------------
-# 5c. compare with no device that serves: exit 9, as solve
-# ------------------------------------------------------------------------------------------------
-
-INFEASIBLE = ROOT / "tests" / "data" / "bad" / "infeasible-405b-on-l4.yaml"
-
-
-@pytest.mark.parametrize("fmt", ["table", "json"])
-def test_compare_with_no_device_that_serves_prints_its_table_and_exits_9(capsys, fmt):
-    code, out, err = run(capsys, "compare", INFEASIBLE, "--format", fmt)
-    assert code == 9, err
-    assert "L4" in out and "weights 381.9 GiB" in out  # the table, each device's reason, still printed
-    assert err.startswith("error: ") and err.count("\n") == 1 and "no device can serve this workload" in err
-    assert run(capsys, "solve", INFEASIBLE)[0] == 9  # the same input, the same exit code
-
-
-# ------------------------------------------------------------------------------------------------
 # 6. sweep: an empty list item, a --price-device outside the search
 # ------------------------------------------------------------------------------------------------
 
