@@ -1571,8 +1571,9 @@ def checkpoint_architecture(model_id: str) -> tuple[str, tuple[str, ...]]:
     words = [w for w in re.split(r"[-_\s]+", name) if w]
     dropped = [w for w in words if _is_format_word(w)]
     kept = [w for w in words if not _is_format_word(w)]
-    if dropped and len(kept) > 1 and re.fullmatch(r"v\d+", kept[-1]):
-        kept.pop()  # the checkpoint's own version after its format (nvidia/DeepSeek-R1-0528-FP4-v2), not a model's (DeepSeek-V2)
+    last_format = max((i for i, w in enumerate(words) if _is_format_word(w)), default=len(words))
+    if len(kept) > 1 and re.fullmatch(r"v\d+", words[-1]) and last_format < len(words) - 1:
+        kept.pop()  # the checkpoint's own version after its format (nvidia/DeepSeek-R1-0528-FP4-v2), not a model's (DeepSeek-V3-FP8)
     out = "-".join(kept)
     return (out if out and out != base.lower() else ""), tuple(dropped)
 

@@ -211,6 +211,9 @@ def test_a_checkpoint_named_by_its_tensors_formats_is_its_base_models(tmp_path, 
     assert res["amd"].model_name == "llama-2-70b" and res["nv"].model_name == "deepseek-r1"
     assert isinstance(res["none"], Skipped) and "stored as AMXFP4/KVFP8/WMXFP4, but the row gives no precision" in res["none"].reason
     assert checkpoint_architecture("deepseek-ai/DeepSeek-V2") == ("", ())
+    # a model's version before the format is the model's (it resolved so before, and must still)
+    assert checkpoint_architecture("amd/DeepSeek-V3-MXFP4")[0] == "deepseek-v3"
+    assert checkpoint_architecture("RedHatAI/DeepSeek-V3-FP8-dynamic")[0] == "deepseek-v3"
 
 
 def test_a_header_with_spaces_around_its_names_and_two_ttft_columns(tmp_path):
