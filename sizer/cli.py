@@ -719,6 +719,9 @@ def explain_cmd(
     catalog = load_catalog(catalog_dir)
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
     from .explain import check_gpu_layers
+    from .workload import engine_context
+
+    model = engine_context(model, engine)  # the rope-scaled context is vLLM's derivation
 
     check_gpu_layers(model, llama["llama_gpu_layers"])
     if served_model_name:

@@ -509,6 +509,21 @@ def priced_catalog(workload: Workload, catalog: Catalog, *, min_source_kind: str
     return out.restricted(providers=s.providers, exclude=s.exclude_providers, min_source_kind=min_source_kind or s.min_source_kind)
 
 
+def engine_context(model: ModelArch, engine: str) -> ModelArch:
+    """The model as `engine` serves its context: the rope-scaled length (ModelArch.context_limit_tokens)
+    is vLLM's derivation (_get_and_verify_max_len); SGLang's (get_context_length: no factor where
+    rope_scaling gives original_max_position_embeddings) and TensorRT-LLM's (infer_max_seq_len:
+    not for yarn) differ, and llama.cpp's is its own, so under them the unscaled
+    max_position_embeddings is the limit, and a warning says what vLLM would serve."""
+    if engine == "vllm" or not model.context_limit_tokens or model.context_limit_tokens == model.max_position_embeddings:
+        return model
+    note = (
+        f"rope_scaling: vLLM serves {model.context_words}; {engine}'s own derivation of the context is not modelled, "
+        f"so the unscaled max_position_embeddings {model.max_position_embeddings:,} is the limit here"
+    )
+    return replace(model, context_limit_tokens=0, context_limit_basis="", warnings=(*model.warnings, note))
+
+
 def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | None = None, *, base_dir: Path | str | None = None) -> Workload:
     """A workload, validated field by field: from a YAML file (a path), or from a dict of the
     same fields (`{"model": "llama-3.1-8b", "traffic": {...}}`), whose relative paths (a
@@ -554,6 +569,7 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
     slo = Slo(ttft_s=_slo_bounds(s, "ttft_s"), tpot_s=_slo_bounds(s, "tpot_s"), confidence=s.number("confidence", 0.5, gt=0, lt=1))
 
     engine = f.string("engine", "vllm", choices=ENGINES)
+    model = engine_context(model, engine)
     m = f.sub("memory")
     m.check_keys(_MEMORY_KEYS)
     fraction = None
@@ -683,7 +699,8 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
         raise m.fail_value(
             "max_model_len",
             f"{memory.max_model_len:,} exceeds {model.name}'s context ({model.context_words}): expected at most {limit:,}; "
-            "vLLM refuses a longer --max-model-len at start-up (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: positions past the model's give nan under RoPE)",
+            + ("vLLM refuses a longer --max-model-len at start-up (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: positions past the model's give nan under RoPE)"
+             if engine == "vllm" else f"positions past the model's are none it was trained on, which {engine} serves at best with a warning"),
         )
     if memory.max_model_len is not None and memory.max_model_len < workload.context_tokens:
         raise m.fail_value(

@@ -185,6 +185,28 @@ def test_yarn_rope_scaling_serves_original_positions_times_factor(catalog, tmp_p
         check_context(load_workload(tmp_path / "plain.yaml", catalog))
 
 
+def test_the_rope_scaled_context_is_vllms_alone(catalog, tmp_path):
+    """The x4 is vLLM's derivation. SGLang's get_context_length applies no factor where
+    rope_scaling gives original_max_position_embeddings, and TensorRT-LLM's infer_max_seq_len none
+    for yarn: both serve Qwen2.5's 32,768 (launching 116,164 there is refused at start-up). Under
+    any engine but vLLM the unscaled positions are the limit, said in a warning; the same
+    60,000-token workload is infeasible there as it was before the rope rule."""
+    from sizer.errors import InfeasibleError
+    from sizer.optimize import check_context
+
+    (tmp_path / "yarn").mkdir()
+    (tmp_path / "yarn" / "config.json").write_text(json.dumps({**QWEN25_7B, "rope_scaling": QWEN_YARN}))
+    for engine in ("sglang", "trtllm"):
+        (tmp_path / f"{engine}.yaml").write_text(_long("./yarn", f"engine: {engine}\n"))
+        w = load_workload(tmp_path / f"{engine}.yaml", catalog)
+        assert w.model.max_context_tokens == 32_768
+        assert any(x.endswith(f"{engine}'s own derivation of the context is not modelled, so the unscaled max_position_embeddings 32,768 is the limit here") for x in w.warnings)
+        with pytest.raises(InfeasibleError, match="exceeds"):
+            check_context(w)
+    (tmp_path / "vllm.yaml").write_text(_long("./yarn", "engine: vllm\n"))
+    assert load_workload(tmp_path / "vllm.yaml", catalog).model.max_context_tokens == 131_072
+
+
 def test_llama3_longrope_and_gemma3_rope_scaling_do_not_multiply(catalog):
     """The same vLLM rule leaves su, longrope and llama3 unscaled: Llama-3.1's own config
     (rope_type llama3, factor 8, original_max_position_embeddings 8,192) serves its
