@@ -470,8 +470,13 @@ def _check_price_device(price_device: str, w, catalog) -> None:
             f"--price-device {printable(price_device)}: {device} is not in {printable(w.path)}'s search.devices ({', '.join(w.search.devices)}): "
             "scaling its price would change no point; name one of them, or add it to search.devices"
         )
-    if not any(p.device == device for p in catalog.prices):
-        raise click.UsageError(f"--price-device {printable(price_device)}: {device} has no price in the catalog (or --prices): scaling it would change no point")
+    from .catalog import load_price_files
+
+    priced = load_price_files(catalog, [Path(p) for p in w.search.price_files])  # the workload's pricing.files too
+    if not any(p.device == device for p in priced.prices):
+        raise click.UsageError(
+            f"--price-device {printable(price_device)}: {device} has no price in the catalog, --prices or the workload's pricing.files: scaling it would change no point"
+        )
 
 
 def _progress_printer(option: str):
@@ -691,6 +696,7 @@ def explain_cmd(
     with contextlib.suppress(OSError, RuntimeError, ValueError):  # a name no file system holds (a catalog name, then), ~nosuchuser
         config = Path(model_spec).expanduser()
         config = config / "config.json" if config.is_dir() else config
+        config = config if config.is_file() else None  # a catalog model's name is no file to protect (-o llama-3.1-8b)
     _refuse_overwriting([("--output", output)], _inputs(**{"--model": config, "--extra_llm_api_options": trtllm_options}))
     if (trtllm_backend or trtllm_options) and engine != "trtllm":
         raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")

@@ -121,7 +121,7 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if len(parts) != 3:
                 raise ValueError
             a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
-            if n < 1:
+            if n < 1 or not (math.isfinite(a) and math.isfinite(b)):  # 1:nan:1 too: its stop is read, not used
                 raise ValueError
             values = (a,) if n == 1 else None
         elif not text:

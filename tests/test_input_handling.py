@@ -427,3 +427,30 @@ def test_a_catalog_option_is_not_blamed_on_the_environment(tmp_path, capsys, mon
     w = write(tmp_path / "w.yaml", CONTROL)
     monkeypatch.setenv("SIZER_CATALOG_DIR", str(tmp_path / "nowhere"))
     refused(*run(capsys, "solve", w, "--catalog", tmp_path / "other"), 3, f"error: {tmp_path / 'other'}: catalog directory not found")
+
+
+def test_a_price_device_priced_only_by_the_workloads_own_price_files_sweeps(tmp_path, capsys):
+    # H20 has no price in the catalog; the workload's pricing.files gives one: the sweep scales it
+    # (the check read the catalog and --prices only, and refused it, exit 2).
+    (tmp_path / "mine.yaml").write_text("prices:\n  - {device: H20, provider: mycloud, kind: on_demand, usd_per_gpu_hour: 1.5, gpus_per_instance: 8}\n")
+    body = "model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 1000, output_tokens: 100}\nsearch: {devices: [H20], tp: [1], pp: [1]}\npricing: {files: [mine.yaml], min_source_kind: user}\n"
+    w = write(tmp_path / "w.yaml", body)
+    code, out, err = run(capsys, "sweep", w, "--price-scale", "0.5,1", "--price-device", "H20", "-q", "--format", "json")
+    assert code == 0, err
+    assert '"price_device": "H20"' in out
+
+
+def test_explain_output_named_like_a_catalog_model_is_no_overwrite(tmp_path, capsys, monkeypatch):
+    # `--model llama-3.1-8b` names a catalog model, not a file: `-o llama-3.1-8b` writes a new file
+    # (it was refused: "is the --model file llama-3.1-8b").
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "-o", "llama-3.1-8b")
+    assert code == 0, err
+    assert (tmp_path / "llama-3.1-8b").read_text().startswith("llama-3.1-8b (meta-llama/Llama-3.1-8B-Instruct) on H100-SXM")
+
+
+@pytest.mark.parametrize("text", ["1:nan:1", "1:inf:1", "nan:2:1"])
+def test_a_sweep_range_of_one_point_with_a_non_finite_end_is_a_usage_error(tmp_path, capsys, text):
+    # 1:nan:1 sweeps only its start, but a stop that is no number is a mistyped range (it was taken)
+    w = write(tmp_path / "w.yaml", CONTROL)
+    refused(*run(capsys, "sweep", w, "--scale", text, "-q"), 2, "error: Invalid value for '--scale'", repr(text))
