@@ -1160,19 +1160,23 @@ def _refuse_unclosed_quote(fh, label: str) -> None:
     cell, `"x"y`) is left to the lenient reading, which keeps such a cell as written."""
     import csv
 
-    reader = csv.reader(fh, strict=True)
-    start = 1
-    try:
-        for _ in reader:
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        end = reader.line_num
-        if "unexpected end of data" in str(exc):
-            raise YamlSyntaxError(f"{label}: not a readable CSV: line {start}: a quoted cell is never closed (its \" has no closing \")") from None
-        if end > start:
-            raise YamlSyntaxError(
-                f"{label}: not a readable CSV: line {start}: a quoted cell is never closed (its \" runs over lines {start}-{end} to a quote that closes no cell: {exc})"
-            ) from None
+    offset = 0  # lines read before the current reader: a one-line complaint is passed over, and the reading resumes after it
+    while True:
+        reader = csv.reader(fh, strict=True)
+        start = offset + 1
+        try:
+            for _ in reader:
+                start = offset + reader.line_num + 1
+            return
+        except csv.Error as exc:
+            end = offset + reader.line_num
+            if "unexpected end of data" in str(exc):
+                raise YamlSyntaxError(f"{label}: not a readable CSV: line {start}: a quoted cell is never closed (its \" has no closing \")") from None
+            if end > start:
+                raise YamlSyntaxError(
+                    f"{label}: not a readable CSV: line {start}: a quoted cell is never closed (its \" runs over lines {start}-{end} to a quote that closes no cell: {exc})"
+                ) from None
+            offset = end
 
 
 def _precision_name(cell: str) -> str:

@@ -338,6 +338,12 @@ def test_an_unclosed_quote_no_longer_swallows_the_rows_after_it(tmp_path):
     path.write_text(lines[0] + '"' + "".join(lines[1:]), encoding="utf-8")
     with pytest.raises(YamlSyntaxError, match="line 2: a quoted cell is never closed"):
         read_csv(path)
+    # a harmless quote inside an unquoted cell earlier on (`"x"y`, read as written) does not stop
+    # the check: the quote left open after it is still found (it was not, and the rows after it were one cell)
+    harmless = lines[1].replace(lines[1].split(",", 1)[0], '"x"y', 1)
+    path.write_text(lines[0] + harmless + '"' + "".join(lines[2:]), encoding="utf-8")
+    with pytest.raises(YamlSyntaxError, match="line 3: a quoted cell is never closed"):
+        read_csv(path)
 
 
 def test_a_measurements_csv_with_quotes_closed_is_read(tmp_path):
