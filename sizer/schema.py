@@ -95,10 +95,12 @@ _SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _SafeLoader.construct
 
 # Numbers as YAML 1.2's core schema reads them, not YAML 1.1's (which pyyaml follows), whose
 # forms changed what the user wrote without a word: `requests_per_s: 0700` was 448 (octal), 012
-# was 10, `1:30` was 90 and `1:30.5` 90.5 (base 60). Now 0700 is 700, octal and hexadecimal need
-# their prefix (0o700, 0x1C0), and base-60 forms are strings (refused where a number goes, as any
-# string). pyyaml's unambiguous extras stay: `_` between digits (1_000) and 0b binary.
-_INT = re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+)$")
+# was 10, `1:30` was 90 and `1:30.5` 90.5 (base 60). Now octal and hexadecimal need their prefix
+# (0o700, 0x1C0), and base-60 forms and integers written with a leading zero (0700, 012, 08) are
+# strings: refused where a number goes, as any string, rather than read as 700 when 448 or a typo
+# may have been meant; and kept as written where a string goes (`instance: 08` stays "08", as
+# YAML 1.1 read it). pyyaml's unambiguous extras stay: `_` between digits (1_000) and 0b binary.
+_INT = re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*)|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+)$")
 # YAML 1.1's floats less its base-60 form; and YAML 1.2's without a decimal point (1e-3, 5E+2,
 # 2e6), which YAML 1.1 reads as strings, so `usd_per_gpu_hour: 1e-3` was refused as "a string".
 # Plain scalars only: a quoted '1e-3' or '0700' stays a string.

@@ -48,9 +48,10 @@ def write(path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     "text, expected",
     [
-        pytest.param("0700", 700, id="leading-zero-is-decimal"),
-        pytest.param("012", 12, id="012"),
-        pytest.param("-012", -12, id="signed-leading-zero"),
+        pytest.param("0700", "0700", id="leading-zero-is-a-string"),
+        pytest.param("012", "012", id="012"),
+        pytest.param("-012", "-012", id="signed-leading-zero"),
+        pytest.param("08", "08", id="08-stays-the-string-yaml-1-1-read"),
         pytest.param("0o17", 15, id="explicit-octal"),
         pytest.param("0x10", 16, id="explicit-hex"),
         pytest.param("1_000", 1000, id="underscores"),
@@ -70,11 +71,15 @@ def test_yaml_numbers_are_read_as_yaml_1_2_reads_them(tmp_path, text, expected):
     assert doc["a"] == expected and type(doc["a"]) is type(expected)
 
 
-def test_a_leading_zero_rate_is_solved_as_written(tmp_path, capsys):
+def test_a_leading_zero_rate_is_refused_and_a_leading_zero_name_kept(tmp_path, capsys):
+    # 012 was 10 (YAML 1.1 octal): neither 10 nor 12 is read without a word, a number field refuses it
     path = write(tmp_path / "w.yaml", CONTROL.replace("requests_per_s: 1", "requests_per_s: 012"))
-    code, out, err = run(capsys, "solve", path, "--format", "json")
+    refused(*run(capsys, "solve", path), 6, f"error: {path}: traffic.requests_per_s: expected a number, got a string ('012')")
+    # a string field keeps it as written, as YAML 1.1 did for 08 (no octal digit), and now for 012 too
+    prices = write(tmp_path / "p.yaml", "prices:\n  - {device: H100-SXM, provider: mine, kind: on_demand, instance: 08, usd_per_gpu_hour: 2.0}\n")
+    code, out, err = run(capsys, "catalog", "prices", "--prices", prices, "--format", "json")
     assert code == 0, err
-    assert '"requests_per_s": 12' in out
+    assert '"instance": "08"' in out
 
 
 def test_a_base_60_rate_is_refused_as_a_string(tmp_path, capsys):
