@@ -121,7 +121,7 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
             if len(parts) != 3:
                 raise ValueError
             a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
-            if n < 1 or not (math.isfinite(a) and math.isfinite(b)):  # 1:nan:1 too: its stop is read, not used
+            if n < 1:
                 raise ValueError
             values = (a,) if n == 1 else None
         elif not text:
@@ -140,7 +140,7 @@ def parse_values(text: str, option: str) -> tuple[float, ...]:
         raise
     except ValueError:
         raise ValuesError(option, f"expected a list such as 1,2,5,10 or start:stop:count such as 0.5:4:8, got {text!r}") from None
-    if values is None and not (math.isfinite(a) and math.isfinite(b)):
+    if ":" in text and not (math.isfinite(a) and math.isfinite(b)):  # 1:nan:1 too, whose stop is read but not used
         raise ValuesError(option, f"expected finite numbers, got {text!r}")
     if n > MAX_POINTS:
         raise InputError(f"{option}: expected at most {MAX_POINTS} points, got {n}")

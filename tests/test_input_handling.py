@@ -464,4 +464,4 @@ def test_explain_output_named_like_a_catalog_model_is_no_overwrite(tmp_path, cap
 def test_a_sweep_range_of_one_point_with_a_non_finite_end_is_a_usage_error(tmp_path, capsys, text):
     # 1:nan:1 sweeps only its start, but a stop that is no number is a mistyped range (it was taken)
     w = write(tmp_path / "w.yaml", CONTROL)
-    refused(*run(capsys, "sweep", w, "--scale", text, "-q"), 2, "error: Invalid value for '--scale'", repr(text))
+    refused(*run(capsys, "sweep", w, "--scale", text, "-q"), 2, "error: Invalid value for '--scale': expected finite numbers", repr(text))
