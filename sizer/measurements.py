@@ -1478,10 +1478,16 @@ def _catalog_gpu(system: str, catalog: Catalog) -> Gpu | None:
         return device_in_system_name(system, catalog)
 
 
+def system_name_words(system: str) -> list[str]:
+    """A system cell's words as written, counts included (`8xMI355X_2xEPYC_9575F` -> 8xMI355X,
+    2xEPYC, 9575F): cut at underscores, hyphens, spaces, commas, slashes and parentheses."""
+    return [w for w in re.split(r"[-_\s,/()]+", str(system)) if w]
+
+
 def _system_words(system: str) -> list[str]:
     """A system cell's words (cut at underscores, hyphens, spaces, commas, slashes, parentheses),
     each word's count dropped (`8x`, `x4`, and `8 x` written apart)."""
-    words = [re.sub(r"^\d+x(?=[a-z])|(?<=[a-z0-9])x\d+$|^\d+x$", "", w, flags=re.I) for w in re.split(r"[-_\s,/()]+", str(system))]
+    words = [re.sub(r"^\d+x(?=[a-z])|(?<=[a-z0-9])x\d+$|^\d+x$", "", w, flags=re.I) for w in system_name_words(system)]
     words = [w for w in words if w]
     out: list[str] = []
     for i, w in enumerate(words):

@@ -1375,15 +1375,19 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
 
     if hf_quant is not None and not (isinstance(hf_quant, Mapping) and isinstance(hf_quant.get("quantization"), Mapping)):
         raise FieldTypeError(f"{where}: hf_quant_config.json: expected an object with a 'quantization' object (ModelOpt's format), got {_short(hf_quant)}")
+    def modelopt(q: Mapping, excluded: tuple[set[str], set[tuple[int, str]]], origin: str) -> tuple[str, str | None, QuantScheme | None]:
+        """A ModelOpt block, wherever it is given: (its quant_algo, the KV format its
+        kv_cache_quant_algo gives, the weights' scheme, None for an algo sizer has no format for)."""
+        algo = str(q.get("quant_algo") or "").upper()
+        kv = "fp8" if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8" else kv_quant
+        dtype = MODELOPT_ALGOS.get(algo)
+        return algo, kv, (scheme(dtype, DTYPE_BYTES[dtype], f"{origin} {algo}", *excluded) if dtype else None)
+
     if isinstance(hf_quant, Mapping):
         q = hf_quant["quantization"]
-        algo = str(q.get("quant_algo") or "").upper()
-        if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
-            kv_quant = "fp8"
-        dtype = MODELOPT_ALGOS.get(algo)
-        if dtype:
-            everywhere, per_layer = _excluded_groups(q.get("exclude_modules"))
-            return scheme(dtype, DTYPE_BYTES[dtype], f"hf_quant_config.json quant_algo {algo}", everywhere, per_layer), kv_quant, None
+        algo, kv_quant, found = modelopt(q, _excluded_groups(q.get("exclude_modules")), "hf_quant_config.json quant_algo")
+        if found:
+            return found, kv_quant, None
         if algo and not isinstance(qc, Mapping):
             return None, kv_quant, _unmodelled(f"modelopt {algo}", f"hf_quant_config.json quant_algo {algo!r}")
     if not isinstance(qc, Mapping):
@@ -1399,14 +1403,10 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
         # "ignore"), as vLLM's ModelOptQuantConfigBase.from_config reads both (modelopt.py, above)
         nested = qc.get("quantization")
         q = nested if isinstance(nested, Mapping) else qc
-        if isinstance(nested, Mapping):
-            everywhere, per_layer = _excluded_groups(nested.get("exclude_modules"))
-        algo = str(q.get("quant_algo") or "").upper()
-        if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
-            kv_quant = "fp8"
-        dtype = MODELOPT_ALGOS.get(algo)
-        if dtype:
-            return scheme(dtype, DTYPE_BYTES[dtype], f"config.json quantization_config modelopt {algo}", everywhere, per_layer), kv_quant, None
+        excluded = _excluded_groups(nested.get("exclude_modules")) if isinstance(nested, Mapping) else (everywhere, per_layer)
+        algo, kv_quant, found = modelopt(q, excluded, "config.json quantization_config modelopt")
+        if found:
+            return found, kv_quant, None
         return None, kv_quant, _unmodelled(f"modelopt {algo}", f"quantization_config modelopt quant_algo {algo!r}")
     if method in ("fp8", "fbgemm_fp8"):
         block = qc.get("weight_block_size")

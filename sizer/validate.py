@@ -37,7 +37,7 @@ import numpy as np
 from .catalog import Catalog
 from .errors import SizerError
 from .efficiency import EfficiencyTable, efficiency_table
-from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve
+from .measurements import MeasuredRow, Resolved, Skipped, compiled_engine, copies, harness_flags, reserves_whole_output, resolve, system_name_words
 from .perf import StepModel, build_step_model, stage_shape
 from .queueing import BENCHMARK_WAVES, ContextHold, PromptGroups, RowLengths, batch_wave, closed_loop, offline, open_loop, open_loop_step_s, prompt_groups, wave_share
 from .tables import Column, text_table
@@ -772,7 +772,7 @@ _HOST_WORDS = re.compile(r"epyc|xeon|grace|aarch64|arm64|cpu|core", re.I)
 def system_gpu_count(system: str) -> int | None:
     """The GPUs a whole system's name counts (`8xMI355X_2xEPYC_9575F` -> 8, `ESC8000A_..._96GBx8_TRT`
     -> 8, `8 x H100-NVL` -> 8), the host CPUs' counts left out; None where it counts none."""
-    words = [w for w in re.split(r"[-_\s,/()]+", str(system)) if w]
+    words = system_name_words(system)
     counts: list[tuple[int, str]] = []
     for i, w in enumerate(words):
         if m := re.fullmatch(r"(\d+)x([a-z].*)", w, flags=re.I):  # 8xMI355X
