@@ -867,9 +867,9 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
     help="Write the fitted table here (default: ./efficiency.json; a name not ending in .json writes YAML).",
 )
 @click.option("--in-place", is_flag=True, default=False, help="Overwrite the catalog's own efficiency.json (what sizer reads) instead.")
-@click.option("--fitted", "fitted", default=None, help="The date recorded as `fitted` (YYYY-MM-DD; default: today).")
+@click.option("--fitted", "fitted", type=click.DateTime(formats=["%Y-%m-%d"]), default=None, help="The date recorded as `fitted` (YYYY-MM-DD; default: today).")
 @click.option("--max-iterations", type=Count(min=1, max=100_000), default=40, show_default=True, help="Levenberg-Marquardt iterations at most.")
-def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, fitted: str | None, max_iterations: int) -> None:
+def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, fitted, max_iterations: int) -> None:
     """Fit the efficiency factors to the fit rows of the measurement table, from a fixed prior.
 
     Writes ./efficiency.json unless --output or --in-place says otherwise; two runs on the same rows
@@ -880,8 +880,7 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
     if output and in_place:
         raise click.UsageError("give --output or --in-place, not both")
     catalog = load_catalog(catalog_dir)
-    if fitted is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", fitted):
-        raise click.BadParameter(f"expected a date YYYY-MM-DD, got {fitted!r}", param_hint="--fitted")
+    fitted = fitted.date().isoformat() if fitted is not None else None  # click has refused a day no calendar has
     target = str(efficiency_path(catalog.root).with_suffix(".json")) if in_place else (output or "efficiency.json")
     result, _ = calibrate_shipped(
         catalog, output=target, max_iterations=max_iterations, fitted=fitted, progress=lambda i, c: click.echo(f"iteration {i}: cost {c:.3f}", err=True)

@@ -1426,14 +1426,15 @@ def _parse_quantization(qc: Any, hf_quant: Any, where: str) -> tuple[QuantScheme
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
         bits = _quant_int(qc, ("bits", "w_bit"), 4, where)
         group = _quant_int(qc, ("group_size", "q_group_size"), 128, where, allow_negative=True)
-        if group <= 0:  # per-channel (-1)
+        label = f"g{group}" if group > 0 else "per-channel"
+        if group <= 0:  # per-channel (-1): one scale per output row, a vanishing share per weight
             group = 10**9
         if bits == 4:
             per = (group * 4 + 16 + 4) / group / 8  # 4-bit values + fp16 scale + 4-bit zero per group
-            return scheme("int4", per, f"config.json quantization_config {method} {bits}-bit g{group}", everywhere, per_layer), kv_quant, None
+            return scheme("int4", per, f"config.json quantization_config {method} {bits}-bit {label}", everywhere, per_layer), kv_quant, None
         if bits == 8:
             per = (group * 8 + 16) / group / 8
-            return scheme("int8", per, f"config.json quantization_config {method} 8-bit g{group}", everywhere, per_layer), kv_quant, None
+            return scheme("int8", per, f"config.json quantization_config {method} 8-bit {label}", everywhere, per_layer), kv_quant, None
         return None, kv_quant, _unmodelled(f"{method} {bits}-bit", f"quantization_config quant_method {method!r} with bits {bits}")
     if method == "compressed-tensors":
         fmt = str(qc.get("format") or "")

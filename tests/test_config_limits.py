@@ -297,3 +297,14 @@ def test_max_model_len_is_checked_against_the_rope_scaled_context(catalog, tmp_p
     assert load_workload(tmp_path / "w131072.yaml", catalog).max_model_len == 131_072
     with pytest.raises(FieldValueError, match=r"memory\.max_model_len: 131,073 exceeds yarn's context \(131,072 positions \(original_max_position_embeddings 32,768 x rope_scaling yarn factor 4"):
         load_workload(tmp_path / "w131073.yaml", catalog)
+
+
+@pytest.mark.parametrize("group, origin, bytes_per_param", [(128, "gptq 4-bit g128", (128 * 4 + 16 + 4) / 128 / 8), (-1, "gptq 4-bit per-channel", 0.5)])
+def test_a_gptq_group_is_named_as_the_config_gives_it(group, origin, bytes_per_param):
+    """GPTQ's group_size -1 is one scale per output channel (AutoGPTQ's BaseQuantizeConfig): the
+    origin says "per-channel", not the stand-in group of 10**9 it is sized with (it printed
+    "g1000000000"); 4-bit values with an fp16 scale and a 4-bit zero per group of 128 are
+    (128 x 4 + 16 + 4) / 128 bits = 0.5195 bytes a weight, per channel 0.5 to 1e-8."""
+    m = arch_from_config(_qwen3_8b(quantization_config={"quant_method": "gptq", "bits": 4, "group_size": group}), name="q", source="test")
+    assert m.quant.origin == f"config.json quantization_config {origin}"
+    assert m.quant.bytes_per_param == pytest.approx(bytes_per_param, abs=1e-8)

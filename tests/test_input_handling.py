@@ -465,3 +465,11 @@ def test_a_sweep_range_of_one_point_with_a_non_finite_end_is_a_usage_error(tmp_p
     # 1:nan:1 sweeps only its start, but a stop that is no number is a mistyped range (it was taken)
     w = write(tmp_path / "w.yaml", CONTROL)
     refused(*run(capsys, "sweep", w, "--scale", text, "-q"), 2, "error: Invalid value for '--scale': expected finite numbers", repr(text))
+
+
+def test_an_impossible_fitted_date_is_a_usage_error_before_any_fit(tmp_path, capsys):
+    """calibrate --fitted 2026-02-30 matched the YYYY-MM-DD pattern and was written into the
+    table as its date; it is refused as --as-of refuses it, before the minutes of a fit."""
+    code, out, err = run(capsys, "calibrate", "--fitted", "2026-02-30", "-o", tmp_path / "e.json")
+    assert code == 2 and out == "" and "'--fitted'" in err and "2026-02-30" in err and "Traceback" not in err
+    assert not (tmp_path / "e.json").exists()
