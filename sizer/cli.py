@@ -151,10 +151,49 @@ def _inputs(workload: Path | None = None, price_files: tuple[Path, ...] = (), **
 
 
 def _workload_inputs(w) -> list[tuple[str, str | None]]:
-    """The files a loaded workload read besides itself: its pricing.files and traffic.trace."""
+    """The files a loaded workload read besides itself: its pricing.files, traffic.trace and a
+    model: given as a config.json (or a folder holding one, and an hf_quant_config.json beside it)."""
     out: list[tuple[str, str | None]] = [("the workload's pricing.files entry", p) for p in getattr(w.search, "price_files", ())]
     trace = getattr(w.traffic, "trace_file", None)
-    return out + ([("the workload's traffic.trace", trace)] if trace else [])
+    out += [("the workload's traffic.trace", trace)] if trace else []
+    return out + [("the workload's model:", p) for p in _model_files(w.model.source)]
+
+
+def _model_files(source: str | Path | None) -> list[Path]:
+    """The files a model read from a path (a config.json or its folder) came from; none for a
+    catalog model's name."""
+    if not source:
+        return []
+    path = Path(source)
+    try:
+        if path.is_dir():
+            path = path / "config.json"
+        if not path.is_file():
+            return []
+    except OSError:
+        return []
+    return [path, path.parent / "hf_quant_config.json"]
+
+
+def _catalog_inputs(catalog, outputs: list[tuple[str, str | None]]) -> list[tuple[str, Path]]:
+    """The catalog's files an output would replace: an existing file under the catalog folder
+    (gpus.yaml, prices.yaml, efficiency.json, a model or measurement file): every command reads
+    them, and a write there would replace the catalog's own data without a word."""
+    try:
+        root = Path(catalog.root).resolve()
+    except (OSError, RuntimeError):
+        return []
+    out = []
+    for _, path in outputs:
+        if not path:
+            continue
+        try:
+            resolved = Path(path).expanduser().resolve()
+            if resolved.is_file() and resolved.is_relative_to(root):
+                out.append(("a file of the catalog", resolved))
+        except (OSError, RuntimeError, ValueError):
+            continue
+    return out
 
 
 def _catalog_option(f):
@@ -325,7 +364,7 @@ def solve_cmd(
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = _at_confidence(load_workload(workload, catalog), confidence)
-    _refuse_overwriting(outputs, _workload_inputs(w))
+    _refuse_overwriting(outputs, _workload_inputs(w) + _catalog_inputs(catalog, outputs))
     _warn(w.warnings)
     plan = solve(w, catalog, time_limit_s=time_limit_s, lp_path=write_lp_path, as_of=as_of.date() if as_of else None, deadline=deadline)
     if plot_path:
@@ -376,7 +415,7 @@ def compare_cmd(
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = _at_confidence(load_workload(workload, catalog), confidence)
-    _refuse_overwriting(outputs, _workload_inputs(w))
+    _refuse_overwriting(outputs, _workload_inputs(w) + _catalog_inputs(catalog, outputs))
     _warn(w.warnings)
     comparison = compare(w, catalog, per_provider=per_provider)
     if plot_path:
@@ -447,7 +486,7 @@ def sweep_cmd(
         check_plot_path(plot_path)
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
-    _refuse_overwriting(outputs, _workload_inputs(w))
+    _refuse_overwriting(outputs, _workload_inputs(w) + _catalog_inputs(catalog, outputs))
     if price_device:
         _check_price_device(price_device, w, catalog)
     _warn(w.warnings)
@@ -697,7 +736,8 @@ def explain_cmd(
         config = Path(model_spec).expanduser()
         config = config / "config.json" if config.is_dir() else config
         config = config if config.is_file() else None  # a catalog model's name is no file to protect (-o llama-3.1-8b)
-    _refuse_overwriting([("--output", output)], _inputs(**{"--model": config, "--extra_llm_api_options": trtllm_options}))
+    inputs = _inputs(**{"--model": config, "--extra_llm_api_options": trtllm_options})
+    _refuse_overwriting([("--output", output)], inputs + [("the --model file", p) for p in _model_files(config)[1:]])
     if (trtllm_backend or trtllm_options) and engine != "trtllm":
         raise click.UsageError(f"{'--backend' if trtllm_backend else '--extra_llm_api_options'} is trtllm-serve's: add --engine trtllm")
     option_warnings: list[str] = list(llama_warnings)
@@ -723,6 +763,7 @@ def explain_cmd(
     if served_model_name is not None and not is_name(served_model_name):
         raise click.BadParameter(f"expected a model id or path (printable, not blank), got {served_model_name!r}", param_hint="'--served-model-name'")
     catalog = load_catalog(catalog_dir)
+    _refuse_overwriting([("--output", output)], _catalog_inputs(catalog, [("--output", output)]))
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
     from .explain import check_gpu_layers
     from .workload import engine_context
@@ -792,6 +833,7 @@ def catalog_cmd(what: str, fmt: str, output: str | None, catalog_dir: Path | Non
 
     _refuse_overwriting([("--output", output)], _inputs(None, price_files))
     catalog = _load(catalog_dir, price_files)
+    _refuse_overwriting([("--output", output)], _catalog_inputs(catalog, [("--output", output)]))
     _emit(render_catalog(catalog, what, fmt, as_of=as_of.date() if as_of else date.today()), output)
 
 
@@ -828,6 +870,7 @@ def validate_cmd(measurements_file: Path | None, rows: str, write_residuals: boo
 
     _refuse_overwriting([("--output", output)], _inputs(**{"--measurements": measurements_file}))
     catalog = load_catalog(catalog_dir)
+    _refuse_overwriting([("--output", output)], _catalog_inputs(catalog, [("--output", output)]))
     if write_residuals:
         from .evidence import write_residuals as store
 
@@ -880,6 +923,8 @@ def calibrate_cmd(catalog_dir: Path | None, output: str | None, in_place: bool, 
     if output and in_place:
         raise click.UsageError("give --output or --in-place, not both")
     catalog = load_catalog(catalog_dir)
+    if output:  # the catalog's own table is replaced with --in-place, which rewrites its residuals too
+        _refuse_overwriting([("--output", output)], _catalog_inputs(catalog, [("--output", output)]))
     fitted = fitted.date().isoformat() if fitted is not None else None  # click has refused a day no calendar has
     target = str(efficiency_path(catalog.root).with_suffix(".json")) if in_place else (output or "efficiency.json")
     result, _ = calibrate_shipped(
@@ -931,7 +976,7 @@ def simulate_cmd(workload, plans, replicas, duration_s, seed, trace_path, trace_
     _refuse_overwriting([("--output", output)], _inputs(workload, price_files, **{"--trace": trace_path}))
     catalog = _load(catalog_dir, price_files)
     w = load_workload(workload, catalog)
-    _refuse_overwriting([("--output", output)], _workload_inputs(w))
+    _refuse_overwriting([("--output", output)], _workload_inputs(w) + _catalog_inputs(catalog, [("--output", output)]))
     _warn(w.warnings)
     sims = simulate_workload(
         w, catalog, plans=list(plans) or None, replicas=replicas, duration_s=duration_s, seed=seed, trace=trace_path,

@@ -473,3 +473,46 @@ def test_an_impossible_fitted_date_is_a_usage_error_before_any_fit(tmp_path, cap
     code, out, err = run(capsys, "calibrate", "--fitted", "2026-02-30", "-o", tmp_path / "e.json")
     assert code == 2 and out == "" and "'--fitted'" in err and "2026-02-30" in err and "Traceback" not in err
     assert not (tmp_path / "e.json").exists()
+
+
+def test_a_workloads_model_config_is_no_output(tmp_path, capsys):
+    """A workload's `model:` given as a folder with config.json (and hf_quant_config.json beside
+    it) is read by solve: -o naming either file replaced the checkpoint's own config."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_bytes((ROOT / "tests" / "data" / "model_configs" / "Qwen--Qwen3-8B_config.json").read_bytes())
+    quant = write(folder / "hf_quant_config.json", '{"quantization": {"quant_algo": "FP8"}}')
+    before = config.read_bytes(), quant.read_bytes()
+    w = write(tmp_path / "w.yaml", CONTROL.replace("model: llama-3.1-8b", "model: ./m"))
+    assert "model: ./m" in w.read_text(encoding="utf-8")
+    for victim in (config, quant):
+        refused(*run(capsys, "solve", w, "-o", victim), 2, "error: --output ", "the workload's model:")
+    assert (config.read_bytes(), quant.read_bytes()) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("solve", "{w}", "-o", "{victim}"), id="solve"),
+        pytest.param(("compare", "{w}", "-o", "{victim}"), id="compare"),
+        pytest.param(("catalog", "gpus", "-o", "{victim}"), id="catalog"),
+        pytest.param(("validate", "--rows", "none", "-o", "{victim}"), id="validate"),
+        pytest.param(("explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "-o", "{victim}"), id="explain"),
+        pytest.param(("calibrate", "--max-iterations", "1", "-o", "{victim}"), id="calibrate"),
+    ],
+)
+def test_a_file_of_the_catalog_is_no_output(tmp_path, capsys, args):
+    """Every command reads the catalog; -o naming one of its files (here prices.yaml of a
+    --catalog copy) replaced the catalog's own data. calibrate replaces the catalog's fitted table
+    with --in-place, which rewrites the residuals that go with it, never with -o."""
+    import shutil
+
+    catalog = tmp_path / "cat"
+    shutil.copytree(ROOT / "catalogs", catalog)
+    victim = catalog / "prices.yaml"
+    before = victim.read_bytes()
+    w = write(tmp_path / "w.yaml", CONTROL)
+    argv = [a.format(w=w, victim=victim) for a in args] + ["--catalog", catalog]
+    refused(*run(capsys, *argv), 2, "error: --output ", "a file of the catalog")
+    assert victim.read_bytes() == before
