@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -78,10 +79,10 @@ from pathlib import Path
 from .catalog import Catalog, Gpu, device_key
 from .datasets import mlperf_benchmark_base, mlperf_dataset_name
 from .engines import resolve_kv_dtype
-from .errors import FieldValueError, InputFileError, SizerError, YamlSyntaxError
+from .errors import FieldValueError, InputError, InputFileError, SizerError, YamlSyntaxError
 from .model import ModelArch
 from .perf import Layout
-from .schema import Fields, check_regular_file, read_document
+from .schema import Fields, check_regular_file, decode_text, read_document
 from .units import KV_DTYPES, normalise_dtype
 
 if TYPE_CHECKING:
@@ -939,9 +940,8 @@ def column_warnings(path: Path | str) -> list[str]:
     import difflib
 
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            header = next(csv.reader(fh), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
+        header = next(csv.reader(io.StringIO(decode_text(Path(path).read_bytes(), str(path), "CSV"), newline="")), [])
+    except (OSError, InputError, csv.Error):
         return []
     out = []
     names = [col.strip() for col in header]
@@ -1130,14 +1130,16 @@ def _csv_records(path: Path, label: str) -> tuple[list[str], list[list[str]]]:
     limit = csv.field_size_limit()
     try:
         csv.field_size_limit(2**31 - 1)  # a long notes cell is a cell, not a broken file
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            records = [rec for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
-            if records:
-                fh.seek(0)
-                _refuse_unclosed_quote(fh, label)
-    except OSError as exc:  # unreadable (permissions): exit 3, as a missing file
-        raise InputFileError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    except (csv.Error, UnicodeDecodeError) as exc:  # a CSV that does not parse: exit 4, as YAML or JSON
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:  # unreadable (permissions): exit 3, as a missing file
+            raise InputFileError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        fh = io.StringIO(decode_text(data, label, "not a readable CSV"), newline="")
+        records = [rec for rec in csv.reader(fh) if rec and not (len(rec) == 1 and not rec[0].strip())]
+        if records:
+            fh.seek(0)
+            _refuse_unclosed_quote(fh, label)
+    except csv.Error as exc:  # a CSV that does not parse: exit 4, as YAML or JSON
         raise YamlSyntaxError(f"{label}: not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     finally:
         csv.field_size_limit(limit)

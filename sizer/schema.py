@@ -150,18 +150,56 @@ def check_regular_file(path: str | Path, label: str, max_bytes: int | None = Non
         raise InputFileError(f"{label}: {st.st_size / 2**20:,.0f} MiB: expected a file of at most {max_bytes / 2**20:,.0f} MiB")
 
 
-def read_document(path: Path, label: str | None = None) -> Any:
-    """Parse a YAML or JSON file with yaml.safe_load (JSON is YAML). Raise a one-line InputError."""
-    label = label or str(path)
-    check_regular_file(path, label, MAX_DOCUMENT_BYTES)
+# Byte-order marks, longest first (UTF-32 LE begins with UTF-16 LE's): YAML 1.2 (5.2) and JSON
+# (RFC 8259, 8.1) readers take UTF-16 and UTF-32 so marked; Windows PowerShell 5's `>` writes
+# UTF-16 LE with its mark.
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def decode_text(data: bytes, label: str, what: str) -> str:
+    """A file's bytes as text: UTF-8, or UTF-16/UTF-32 where a byte-order mark says so (the mark
+    dropped). Anything else (Latin-1, UTF-16 without its mark) is a file that does not parse
+    (YamlSyntaxError, exit 4), named with the byte where it stops being UTF-8."""
+    encoding, start = "utf-8", 0
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            encoding, start = name, len(bom)
+            break
+    if encoding == "utf-8" and b"\x00" in data[:4096]:
+        # valid UTF-8, but no YAML, JSON or CSV holds a NUL: UTF-16 or UTF-32 without its mark
+        nul = data.index(b"\x00")
+        raise YamlSyntaxError(f"{label}: {what}: a NUL byte at byte {nul}: UTF-16 or UTF-32 without a byte-order mark? save it as UTF-8")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return data[start:].decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise YamlSyntaxError(f"{label}: {what}: not {encoding.upper()} text ({exc.reason} at byte {exc.start + start}); save it as UTF-8") from None
+
+
+def read_text(path: Path | str, label: str, what: str) -> str:
+    """The text of a file (decode_text), or a one-line InputError: exit 3 for a file that cannot
+    be read, exit 4 for bytes that are no text."""
+    try:
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputFileError(f"{label}: file not found") from None
     except IsADirectoryError:
         raise InputFileError(f"{label}: is a directory, expected a file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the name
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
         raise InputFileError(f"{label}: cannot read: {exc}") from None
+    return decode_text(data, label, what)
+
+
+def read_document(path: Path, label: str | None = None) -> Any:
+    """Parse a YAML or JSON file with yaml.safe_load (JSON is YAML). Raise a one-line InputError."""
+    label = label or str(path)
+    check_regular_file(path, label, MAX_DOCUMENT_BYTES)
+    text = read_text(path, label, "not valid JSON" if str(path).endswith(".json") else "not valid YAML")
     try:
         if str(path).endswith(".json"):
             return json.loads(text, object_pairs_hook=lambda pairs: _unique_pairs(pairs, label), parse_int=_json_int)

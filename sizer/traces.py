@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import FieldValueError, InputFileError, YamlSyntaxError
-from .schema import check_regular_file
+from .schema import check_regular_file, decode_text
 
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24
@@ -186,6 +186,24 @@ def _role_of(name: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _marked_text(path: Path, label: str):
+    """What pandas reads a trace from, a fresh reader at each call: the path, or the decoded text
+    of a file a UTF-16 or UTF-32 byte-order mark opens (schema.decode_text), which pandas would
+    read as UTF-8 and refuse; a NUL byte near the start (UTF-16 without its mark) is refused
+    there in one line."""
+    import io
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return lambda: path  # pandas's own error, as before
+    if not head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) and b"\x00" not in head:
+        return lambda: path
+    text = decode_text(Path(path).read_bytes(), label, "not a CSV or JSON Lines table of arrivals")
+    return lambda: io.StringIO(text)
+
+
 def _read_frame(path: Path, label: str):
     import pandas as pd
 
@@ -193,19 +211,20 @@ def _read_frame(path: Path, label: str):
     if suffixes and suffixes[-1] in (".parquet", ".feather", ".xlsx", ".xls"):
         raise FieldValueError(f"{label}: a {suffixes[-1][1:]} file; expected CSV or JSON Lines (pandas: frame.to_csv('trace.csv', index=False))")
     check_regular_file(path, label)
+    source = _marked_text(path, label)  # pandas reads UTF-8 (and compressed files) from the path itself
     try:
         if ".jsonl" in suffixes or ".ndjson" in suffixes:
-            frame = pd.read_json(path, lines=True, dtype=False)
+            frame = pd.read_json(source(), lines=True, dtype=False)
         elif ".json" in suffixes:
-            frame = pd.read_json(path, dtype=False)  # a list of records
+            frame = pd.read_json(source(), dtype=False)  # a list of records
         else:
             sep = "\t" if ".tsv" in suffixes else ","
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, sep=sep)
+            frame = pd.read_csv(source(), dtype=str, keep_default_na=False, skipinitialspace=True, sep=sep)
             if frame.shape[1] == 1:  # one column: another delimiter (semicolons, tabs, pipes)?
                 header = str(frame.columns[0])
                 other = next((d for d in (";", "\t", "|") if d in header), None)
                 if other:
-                    frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, sep=other)
+                    frame = pd.read_csv(source(), dtype=str, keep_default_na=False, skipinitialspace=True, sep=other)
     except FileNotFoundError:
         raise InputFileError(f"{label}: file not found") from None
     except IsADirectoryError:

@@ -262,7 +262,7 @@ def _unreadable(monkeypatch, path: Path) -> None:
     import os
 
     target = str(path)
-    real_access, real_open, real_read_text = os.access, builtins.open, Path.read_text
+    real_access, real_open, real_read_text, real_read_bytes = os.access, builtins.open, Path.read_text, Path.read_bytes
 
     def access(p, mode, *a, **k):
         return False if str(p) == target else real_access(p, mode, *a, **k)
@@ -281,7 +281,12 @@ def _unreadable(monkeypatch, path: Path) -> None:
 
     monkeypatch.setattr(os, "access", access)
     monkeypatch.setattr(builtins, "open", open_)
+    def read_bytes(self):
+        refuse(self)
+        return real_read_bytes(self)
+
     monkeypatch.setattr(Path, "read_text", read_text)
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
 
 
 def test_an_unreadable_workload_is_exit_3(tmp_path, capsys, monkeypatch):
@@ -322,7 +327,8 @@ def _unclosed(text: str) -> str:
     [
         pytest.param(b"", "no header line", id="empty"),
         pytest.param(_unclosed(MEASURED).encode(), "line 2: a quoted cell is never closed", id="unclosed-quote"),
-        pytest.param(MEASURED.encode("utf-16"), "not a readable CSV", id="utf-16"),
+        pytest.param(MEASURED.encode("utf-16-le"), "not a readable CSV: a NUL byte at byte 1: UTF-16 or UTF-32 without a byte-order mark?", id="utf-16-unmarked"),
+        pytest.param(MEASURED.replace("\n", "\n# caf\u00e9\n", 1).encode("latin-1"), "not a readable CSV: not UTF-8 text (invalid continuation byte", id="latin-1"),
         pytest.param(MEASURED.replace(",", ";").encode(), "not comma-separated", id="semicolons"),
     ],
 )
@@ -363,7 +369,8 @@ def test_a_measurements_csv_with_quotes_closed_is_read(tmp_path):
     [
         pytest.param(b"", "No columns to parse", id="empty"),
         pytest.param(_unclosed(TRACE).encode(), "EOF inside string", id="unclosed-quote"),
-        pytest.param(TRACE.encode("utf-16"), "not UTF-8 text", id="utf-16"),
+        pytest.param(TRACE.encode("utf-16-be"), "a NUL byte at byte 0", id="utf-16-unmarked"),
+        pytest.param(TRACE.replace("0,100", "0\u00e9,100", 1).encode("latin-1"), "not UTF-8 text", id="latin-1"),
     ],
 )
 def test_a_trace_csv_that_does_not_parse_is_exit_4(tmp_path, capsys, content, needle):
@@ -371,6 +378,39 @@ def test_a_trace_csv_that_does_not_parse_is_exit_4(tmp_path, capsys, content, ne
     path = tmp_path / "t.csv"
     path.write_bytes(content)
     refused(*run(capsys, "simulate", w, "--trace", path, "-q"), 4, f"error: {path}: not a CSV or JSON Lines table of arrivals", needle)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_a_byte_order_mark_names_is_read_as_utf_8_is(tmp_path, capsys, encoding):
+    """YAML 1.2 (5.2) and JSON (RFC 8259, 8.1) take UTF-16 and UTF-32 that a byte-order mark
+    announces, and Windows PowerShell 5's `>` writes UTF-16 LE with one: such a workload, CSV or
+    trace exited 3 ("cannot read") or 4. It is read, to the same answer as its UTF-8 copy."""
+    bom = {"utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+
+    def written(name: str, text: str) -> Path:
+        path = tmp_path / "marked" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(bom + text.encode(encoding))
+        return path
+
+    def simulated(folder: Path) -> str:
+        code, out, err = run(capsys, "simulate", folder / "w.yaml", "--trace", folder / "t.csv", "-q", "--format", "json", "--seed", "1")
+        assert code == 0, err
+        return out.replace(str(folder), "<folder>")
+
+    (tmp_path / "plain").mkdir()
+    write(tmp_path / "plain" / "w.yaml", CONTROL)
+    write(tmp_path / "plain" / "t.csv", TRACE)
+    written("w.yaml", CONTROL)
+    written("t.csv", TRACE)
+    assert simulated(tmp_path / "marked") == simulated(tmp_path / "plain")
+
+    from sizer.measurements import read_csv
+
+    from dataclasses import replace
+
+    marked, plain = read_csv(written("m.csv", MEASURED)), read_csv(write(tmp_path / "m.csv", MEASURED))
+    assert len(marked) == MEASURED.strip().count("\n") and [replace(r, origin="") for r in marked] == [replace(r, origin="") for r in plain]
 
 
 def test_the_exit_code_table_says_csv(capsys):
