@@ -219,13 +219,20 @@ class EnginePolicy:
         raise NotImplementedError
 
     # -- shared pieces -------------------------------------------------------------------------
-    @staticmethod
-    def rotary_cache_bytes(model: ModelArch) -> float:
-        """The rotary embedding's cos/sin cache: [max_position_embeddings, rotary_dim] in the model
-        dtype, one shared instance (vLLM's get_rope caches it; SGLang adapted the same class). For
-        Llama-3.1-8B: 131072 x 128 x 2 B = 32 MiB, the difference between 8,030,261,248 params x 2 B
-        (14.957 GiB) and vLLM's logged "Loading model weights took 14.9888 GB" (vllm#10517)."""
-        return float(model.max_position_embeddings * model.rotary_dim * 2)
+    @classmethod
+    def rotary_cache_rows(cls, model: ModelArch) -> tuple[int, ...]:
+        """Rows of each rotary cos/sin cache the engine builds: one per distinct rope, as vLLM's
+        get_rope does and SGLang's copy of it (model.rope_cache_rows: a scaled rope's cache runs to
+        the scaled length; Gemma 3 keeps a local and a global one)."""
+        return model.rope_cache_rows or (model.max_position_embeddings,)
+
+    @classmethod
+    def rotary_cache_bytes(cls, model: ModelArch) -> float:
+        """The rotary embeddings' cos/sin caches: [rows, rotary_dim] each, in the model dtype, one
+        per distinct rope. For Llama-3.1-8B: 131072 x 128 x 2 B = 32 MiB, the difference between
+        8,030,261,248 params x 2 B (14.957 GiB) and vLLM's logged "Loading model weights took
+        14.9888 GB" (vllm#10517)."""
+        return float(sum(cls.rotary_cache_rows(model)) * model.rotary_dim * 2)
 
     @staticmethod
     def activation_per_token_bytes(model: ModelArch, tp: int) -> float:
@@ -1056,6 +1063,12 @@ class TrtllmPolicy(EnginePolicy):
     name = "trtllm"
     label = "TensorRT-LLM"
     length_flag = "--max_seq_len"
+
+    @classmethod
+    def rotary_cache_rows(cls, model: ModelArch) -> tuple[int, ...]:
+        """TensorRT-LLM builds its rotary tables its own way (not vLLM's get_rope): one table of
+        max_position_embeddings rows is counted, as before; a few MiB either way."""
+        return (model.max_position_embeddings,)
     fraction_name = "free_gpu_memory_fraction"
     default_version = "1.0"
     # KvCacheConfig dtype: auto, fp8, int8 (and nvfp4 on Blackwell)

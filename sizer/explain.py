@@ -201,6 +201,11 @@ def check_gpu_layers(model: ModelArch, gpu_layers: int | None) -> None:
         )
 
 
+def _rope_rows_words(rows: tuple[int, ...]) -> str:
+    """The rows of the rotary caches: "131072", or "(131072 + 1048576)" for two ropes."""
+    return str(rows[0]) if len(rows) == 1 else "(" + " + ".join(str(r) for r in rows) + ")"
+
+
 def _gib(x: float) -> str:
     return f"{x / GIB:,.2f} GiB"
 
@@ -411,7 +416,7 @@ def explain_config(
         ),
         Line(
             label="- runtime buffers",
-            formula=f"rotary cos/sin cache {model.max_position_embeddings} x {model.rotary_dim} x 2 B"
+            formula=f"rotary cos/sin cache {_rope_rows_words(policy.rotary_cache_rows(model))} x {model.rotary_dim} x 2 B"
             + (", block tables" if m.engine == "vllm" and m.runtime_buffer_bytes_per_gpu > policy.rotary_cache_bytes(model) else "")
             + (", llama.cpp compute buffer" if m.engine == "llamacpp" else ""),
             value=_gib(m.runtime_buffer_bytes_per_gpu),

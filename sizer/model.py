@@ -28,6 +28,7 @@ the first stage the embedding and the last the lm_head (vLLM `get_pp_indices`).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -135,6 +136,9 @@ class ModelArch:
     # positions scaled by rope_scaling (context_limit); 0 where none was derived: max_position_embeddings
     context_limit_tokens: int = 0
     context_limit_basis: str = ""  # how it was derived, in words ("" unscaled)
+    # rows of each rotary cos/sin cache vLLM's get_rope builds (rope_cache_rows); () where none was
+    # derived: one of max_position_embeddings rows
+    rope_cache_rows: tuple[int, ...] = ()
     # config.json fields that change memory or speed and that the model above leaves out
     # (unmodelled_fields): each a sentence naming the field, its value and what sizer assumes
     warnings: tuple[str, ...] = field(default=())
@@ -707,26 +711,88 @@ def context_limit(cfg: Mapping[str, Any], positions: int, model_type: str, where
         rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
         if rope_type in _UNSCALED_ROPE_TYPES:
             continue
-        value = rp.get("factor")
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise FieldTypeError(f"{where}: {name}.factor: expected a number (the rope's length multiplier), got {_short(value)}")
-            if not 0 < value <= 2**20:  # NaN fails too
-                raise FieldValueError(f"{where}: {name}.factor: expected a number > 0 and <= {2**20:,} (the rope's length multiplier), got {value}")
-            factor, kind = float(value), f"{name} {rope_type} factor {value:g}"
+        if rp.get("factor") is not None:
+            factor = _rope_factor(rp, name, where)
+            kind = f"{name} {rope_type} factor {rp['factor']:g}"
         if rope_type == "yarn":
-            original = rp.get("original_max_position_embeddings")
+            original = _rope_original(rp, name, where)
             if original is not None:
-                if isinstance(original, bool) or not isinstance(original, int):
-                    raise FieldTypeError(f"{where}: {name}.original_max_position_embeddings: expected an integer, got {_short(original)}")
-                if not 0 < original <= 2**30:
-                    raise FieldValueError(f"{where}: {name}.original_max_position_embeddings: expected an integer from 1 to {2**30:,}, got {original}")
                 base, base_words = original, f"original_max_position_embeddings {original:,}"
     tokens = int(base * factor)
     if tokens == positions:  # DeepSeek-V3's 4,096 x 40, gpt-oss's 4,096 x 32: the positions given
         return positions, ""
     scaled = f"{base_words} x {kind}" if kind else base_words
     return tokens, scaled if base_words.startswith("max_position_embeddings") else f"{scaled}; max_position_embeddings {positions:,}"
+
+
+def rope_cache_rows(cfg: Mapping[str, Any], positions: int, where: str) -> tuple[int, ...]:
+    """Rows of each rotary cos/sin cache vLLM builds for `cfg`: one per distinct rope (get_rope keeps
+    one instance per parameter set, vllm/model_executor/layers/rotary_embedding/__init__.py), each
+    [rows, rotary_dim] in the model dtype (base.py: cache.to(dtype)). The rows by rope type:
+
+    - linear and dynamic: max_position_embeddings x factor (linear_scaling_rope.py,
+      dynamic_ntk_scaling_rope.py: "the maximum length after applying the rope scaling");
+    - yarn and deepseek_yarn: original_max_position_embeddings x factor, rounded up
+      (yarn_scaling_rope.py; DeepSeek-V3: 4,096 x 40 = its 163,840 positions);
+    - longrope (su): the short cache of original_max_position_embeddings rows and the long one of
+      max_position_embeddings, concatenated (phi3_long_rope_scaled_rope.py);
+    - default, llama3, mrope and the rest: max_position_embeddings.
+
+    Gemma 3's sliding-window layers use their own default rope at rope_local_base_freq (the
+    checkpoint's rope_scaling is the global layers'), as do rope_parameters given per layer type.
+    Gemma-3-4B: 131,072 rows for the local rope and 131,072 x 8 for the global linear one, x 256
+    x 2 B = 576 MiB, where one unscaled cache was 64 MiB: vLLM 0.19 logs "Model loading took 8.58
+    GiB" against 8.07 for the parameters and that one cache (tests/test_vllm_logs.py)."""
+    key = "rope_scaling" if isinstance(cfg.get("rope_scaling"), Mapping) else "rope_parameters"
+    rope = cfg.get(key)
+    rope = rope if isinstance(rope, Mapping) else {}
+    per_layer = bool(rope) and all(isinstance(v, Mapping) for v in rope.values())
+    entries = [(f"{key}.{k}", v) for k, v in rope.items()] if per_layer else [(key, rope)]
+    local = cfg.get("rope_local_base_freq")
+    if local is not None and not per_layer:
+        entries.append(("rope_local_base_freq", {"rope_type": "default", "rope_theta": local}))
+    rows: list[int] = []
+    seen: list[Mapping[str, Any]] = []
+    for name, rp in entries:
+        if rp in seen:  # one get_rope instance per parameter set
+            continue
+        seen.append(rp)
+        rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
+        factor = _rope_factor(rp, name, where) if rope_type in ("linear", "dynamic", "yarn", "deepseek_yarn") else 1.0
+        original = _rope_original(rp, name, where) or positions
+        if rope_type in ("linear", "dynamic"):
+            rows.append(int(positions * factor))
+        elif rope_type in ("yarn", "deepseek_yarn"):
+            rows.append(math.ceil(original * factor))
+        elif rope_type in ("longrope", "su"):
+            rows.append(original + positions)
+        else:
+            rows.append(positions)
+    return tuple(rows)
+
+
+def _rope_factor(rp: Mapping[str, Any], name: str, where: str) -> float:
+    """A rope's `factor` (1.0 when absent), checked."""
+    value = rp.get("factor")
+    if value is None:
+        return 1.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FieldTypeError(f"{where}: {name}.factor: expected a number (the rope's length multiplier), got {_short(value)}")
+    if not 0 < value <= 2**20:  # NaN fails too
+        raise FieldValueError(f"{where}: {name}.factor: expected a number > 0 and <= {2**20:,} (the rope's length multiplier), got {value}")
+    return float(value)
+
+
+def _rope_original(rp: Mapping[str, Any], name: str, where: str) -> int | None:
+    """A rope's original_max_position_embeddings, checked; None when absent."""
+    original = rp.get("original_max_position_embeddings")
+    if original is None:
+        return None
+    if isinstance(original, bool) or not isinstance(original, int):
+        raise FieldTypeError(f"{where}: {name}.original_max_position_embeddings: expected an integer, got {_short(original)}")
+    if not 0 < original <= 2**30:
+        raise FieldValueError(f"{where}: {name}.original_max_position_embeddings: expected an integer from 1 to {2**30:,}, got {original}")
+    return original
 
 
 def _int_list(cfg: Mapping[str, Any], key: str, where: str) -> list[int]:
@@ -1091,6 +1157,7 @@ def arch_from_config(
     if length_note:
         defaults_used += (length_note,)
     limit, limit_basis = context_limit(cfg, positions, model_type, where)
+    rope_rows = rope_cache_rows(cfg, positions, where)
     mtp = _int(cfg, "num_nextn_predict_layers", where, 0)
     vision = _vision_params(vision_raw, raw, hidden) if isinstance(vision_raw, Mapping) else 0.0
     if vision:
@@ -1114,6 +1181,7 @@ def arch_from_config(
         max_position_embeddings=positions,
         context_limit_tokens=limit,
         context_limit_basis=limit_basis,
+        rope_cache_rows=rope_rows if rope_rows != (positions,) else (),
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         torch_dtype=torch_dtype,
         attention_bias=attention_bias,

@@ -230,6 +230,43 @@ def test_llama3_longrope_and_gemma3_rope_scaling_do_not_multiply(catalog):
     assert m.max_context_tokens == 32_768
 
 
+@pytest.mark.parametrize(
+    "rope, rows",
+    [
+        pytest.param(None, (), id="none: one cache of max_position_embeddings"),
+        pytest.param(QWEN_YARN, (131_072,), id="yarn: 32,768 original x 4"),
+        pytest.param({"type": "linear", "factor": 2.0}, (65_536,), id="linear: 32,768 x 2"),
+        pytest.param({"type": "dynamic", "factor": 2.0}, (65_536,), id="dynamic: 32,768 x 2"),
+        pytest.param({"type": "longrope", "long_factor": [1.0] * 64, "short_factor": [1.0] * 64, "original_max_position_embeddings": 4096}, (4096 + 32_768,), id="longrope: short 4,096 + long 32,768"),
+        pytest.param({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0, "high_freq_factor": 4.0}, (), id="llama3: unscaled"),
+        pytest.param({"full_attention": {"rope_type": "linear", "factor": 8.0}, "sliding_attention": {"rope_type": "default"}}, (262_144, 32_768), id="per layer type: two"),
+        pytest.param({"full_attention": {"rope_type": "default"}, "sliding_attention": {"rope_type": "default"}}, (), id="per layer type, one parameter set: one"),
+    ],
+)
+def test_each_rope_cache_has_the_rows_vllm_builds(rope, rows):
+    """vLLM's get_rope (vllm/model_executor/layers/rotary_embedding/): LinearScaling and
+    DynamicNTKScaling cache max_position_embeddings x factor rows, YaRN
+    original_max_position_embeddings x factor, Phi3LongRoPE the short and the long cache one after
+    the other, the rest max_position_embeddings; one instance per distinct parameter set. () is the
+    single cache of max_position_embeddings (32,768 here) rows."""
+    key = "rope_parameters" if rope and "full_attention" in rope else "rope_scaling"
+    m = arch_from_config({**QWEN25_7B, **({key: rope} if rope else {})}, name="m", source="t")
+    assert m.rope_cache_rows == rows
+    assert VllmPolicy.rotary_cache_bytes(m) == sum(rows or (32_768,)) * 128 * 2
+    assert engine_policy("trtllm").rotary_cache_bytes(m) == 32_768 * 128 * 2  # its own tables: unchanged
+
+
+def test_gemma_3_has_a_local_rope_beside_its_scaled_global_one():
+    """google/gemma-3-4b-it: rope_scaling linear x 8 on 131,072 positions for the global layers,
+    rope_local_base_freq 10,000 for the sliding ones: (131,072 x 8 + 131,072) x 256 x 2 B =
+    576 MiB (tests/test_vllm_logs.py checks it against vLLM 0.19's logs)."""
+    from sizer.model import load_config_json
+
+    m = load_config_json(Path(__file__).resolve().parent / "data" / "vllm_logs" / "configs" / "google--gemma-3-4b-it_config.json")
+    assert m.rope_cache_rows == (1_048_576, 131_072) and m.rotary_dim == 256
+    assert VllmPolicy.rotary_cache_bytes(m) == 576 * 2**20
+
+
 def test_a_bad_rope_factor_is_one_line_naming_the_field(tmp_path):
     cfg = dict(QWEN25_7B, rope_scaling={"type": "yarn", "factor": "four", "original_max_position_embeddings": 32768})
     (tmp_path / "config.json").write_text(json.dumps(cfg))

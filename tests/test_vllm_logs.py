@@ -466,3 +466,19 @@ def test_mi355x_log_with_measured_reason(entry_id, catalog):
     measured, reason = ROCM_MEASURED[entry_id]
     m = _rocm(entry, catalog)
     assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+
+
+GEMMA_3 = [e for e in SHARED if "gemma-3-" in e["id"]]
+
+
+@pytest.mark.parametrize("entry", GEMMA_3, ids=lambda e: e["id"])
+def test_gemma_3_counts_its_local_rope_and_its_global_rope_at_the_scaled_length(entry, catalog):
+    """Gemma 3's global layers use rope_scaling linear factor 8 and its sliding layers a default
+    rope at rope_local_base_freq: vLLM builds two caches, 131,072 x 8 and 131,072 rows
+    (LinearScalingRotaryEmbedding: max_position_embeddings x factor). With one unscaled cache
+    sizer put the 4B, 12B and 27B pools +0.82, +1.18 and +1.71 % above these logs (the 4B's
+    "Model loading took 8.58 GiB" against 8.07 counted); with both, within 0.5 %."""
+    m, tokens = _shared(entry, catalog)
+    rotary_dim = _config(entry["model"]).rotary_dim
+    assert m.runtime_buffer_bytes_per_gpu >= (131072 * 8 + 131072) * rotary_dim * 2
+    assert abs(tokens / entry["gpu_kv_cache_tokens"] - 1) < 0.005, entry["source"]
