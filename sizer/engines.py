@@ -1063,12 +1063,6 @@ class TrtllmPolicy(EnginePolicy):
     name = "trtllm"
     label = "TensorRT-LLM"
     length_flag = "--max_seq_len"
-
-    @classmethod
-    def rotary_cache_rows(cls, model: ModelArch) -> tuple[int, ...]:
-        """TensorRT-LLM builds its rotary tables its own way (not vLLM's get_rope): one table of
-        max_position_embeddings rows is counted, as before; a few MiB either way."""
-        return (model.max_position_embeddings,)
     fraction_name = "free_gpu_memory_fraction"
     default_version = "1.0"
     # KvCacheConfig dtype: auto, fp8, int8 (and nvfp4 on Blackwell)
@@ -1079,6 +1073,12 @@ class TrtllmPolicy(EnginePolicy):
     vendors = ("nvidia",)
     INIT_BYTES = 0.6 * GIB  # CUDA context and runtime workspace (cuBLAS, NCCL) before the KV pool
     DEFAULT_TOKENS_PER_BLOCK = 32  # KvCacheConfig.tokens_per_block
+
+    @classmethod
+    def rotary_cache_rows(cls, model: ModelArch) -> tuple[int, ...]:
+        """TensorRT-LLM builds its rotary tables its own way (not vLLM's get_rope): one table of
+        max_position_embeddings rows is counted, as before; a few MiB either way."""
+        return (model.max_position_embeddings,)
 
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
         # tensorrt_llm/llmapi/llm_args.py: KvCacheConfig.free_gpu_memory_fraction 0.9,
