@@ -482,3 +482,53 @@ def test_gemma_3_counts_its_local_rope_and_its_global_rope_at_the_scaled_length(
     rotary_dim = _config(entry["model"]).rotary_dim
     assert m.runtime_buffer_bytes_per_gpu >= (131072 * 8 + 131072) * rotary_dim * 2
     assert abs(tokens / entry["gpu_kv_cache_tokens"] - 1) < 0.005, entry["source"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Further runs of the 0.19 H100 sweep (tests/data/vllm_logs/vllm_v019_h100_audit.yaml): other TP degrees of
+# the same models, from the sweep's run records
+# ---------------------------------------------------------------------------------------------
+
+AUDIT = yaml.safe_load((DATA / "vllm_v019_h100_audit.yaml").read_text())["entries"]
+AUDIT_SOURCE = "llm-d-incubation/llm-d-planner@cb666596283a96db2b66e72c79f773add871020f accuracy/results/v0.19.0/runs/{}.json"
+
+# Runs sizer does not reproduce within 2 %: the measured error of the pool (sizer / logged - 1) and what the
+# record shows of it.
+AUDIT_MEASURED = {
+    "redhatai-llama-3-3-70b-i--h100-80gb--tp1pp1dp1--8192": (
+        +0.0420,
+        "weights within 0.02 GiB (sizer 67.70, logged 67.72); the 0.21 GiB sizer leaves over on a 5.01 GiB pool is in the "
+        "profiled peak (the record gives no activation figure: 75.23 - 67.72 - 5.01 = 2.50 GiB of activation and non-torch "
+        "memory, sizer 2.06 + 0.25). The same checkpoint at TP 2 and 4 is within 0.2 %; what the TP 1 w8a8 forward holds "
+        "beyond sizer's rule (about 24 KiB a token of the 8,192-token budget) is not traced.",
+    ),
+}
+
+
+def _audit(entry, catalog):
+    return _heldout(dict(entry, pp=1, kv=resolve_kv_dtype("auto", _audit_model(entry, catalog)), max_model_len=8192, util=0.95), catalog)
+
+
+def _audit_model(entry, catalog):
+    spec = entry["model"]
+    return load_config_json(DATA / "configs" / spec) if spec.endswith(".json") else catalog.model(spec)
+
+
+@pytest.mark.parametrize("entry", [e for e in AUDIT if e["id"] not in AUDIT_MEASURED], ids=lambda e: e["id"])
+def test_audit_run_within_two_percent(entry, catalog):
+    m = _audit(entry, catalog)
+    source = AUDIT_SOURCE.format(entry["id"])
+    err = m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1
+    assert abs(err) < 0.02, f"{source}: sizer {m.engine_available_kv_bytes / GIB:.2f} vs logged {entry['kv_gib']} GiB ({err:+.2%})"
+    err = m.engine_kv_tokens / entry["tokens"] - 1
+    assert abs(err) < 0.02, f"{source}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
+
+
+@pytest.mark.parametrize("entry_id", sorted(AUDIT_MEASURED))
+def test_audit_run_with_measured_reason(entry_id, catalog):
+    entry = next(e for e in AUDIT if e["id"] == entry_id)
+    measured, reason = AUDIT_MEASURED[entry_id]
+    m = _audit(entry, catalog)
+    assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.05), reason
+
