@@ -272,6 +272,7 @@ class EnginePolicy:
         overhead: float,
         hybrid_groups=False,
         expert_scale: float = 1.0,
+        vision_replicated: bool = False,
         notes: tuple[str, ...] = (),
         cuda_graph=0.0,
         detail=(),
@@ -283,7 +284,7 @@ class EnginePolicy:
         `cuda_graph` and `detail` are numbers (every stage alike) or functions of the stage index."""
         out = []
         per_stage = lambda x, s: x(s) if callable(x) else x  # noqa: E731
-        stages = zip(stage_weights(model, tp, pp, weight_dtype, expert_scale), self.stage_kv(model, kv, tp, pp, settings))
+        stages = zip(stage_weights(model, tp, pp, weight_dtype, expert_scale, vision_replicated), self.stage_kv(model, kv, tp, pp, settings))
         for s, (w, kvs) in enumerate(stages):
             out.append(
                 paged_breakdown(
@@ -763,13 +764,15 @@ class VllmPolicy(EnginePolicy):
                 attention_chunk_size=model.attention_chunk_size,
             ),
             expert_scale=self.expert_scale(model, weight_dtype, era),
+            vision_replicated=self.vision_tower_replicated(model, release),
             cuda_graph=graphs, detail=lambda s: terms[s][1],
             notes=(
                 f"vLLM {settings.version}: sampler path {release.sampler}; FlashInfer "
                 + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
                    else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
                 + (f"; TP all-reduce fusion {'on' if release.allreduce_fusion else 'off'}" if tp > 1 else "")
-                + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else ""),
+                + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else "")
+                + ("; loaded in Mistral's format: its vision tower whole on every TP rank" if tp > 1 and self.vision_tower_replicated(model, release) else ""),
             ),
         )
         return binding_stage(stages)
@@ -781,6 +784,23 @@ class VllmPolicy(EnginePolicy):
             return 0.0
         extra = 0 if tp == 1 else self.NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP * (1 + (tp > 2))
         return self.NON_TORCH_BYTES_TP1 + extra
+
+    @staticmethod
+    def vision_tower_replicated(model: ModelArch, release: VllmRelease) -> bool:
+        """Whether every TP rank holds the whole vision tower: a Mistral AI repo (mistralai/...) ships
+        params.json and consolidated*.safetensors beside its HF files, and from 0.12 config_format
+        "auto" takes the Mistral format first when params.json is there (transformers_utils/config.py
+        get_config; 0.11.2 still took config.json first; vllm-project/vllm PR #28659). That format loads
+        PixtralForConditionalGeneration, whose VisionTransformer, PatchMerger and VisionLanguageAdapter
+        are plain nn.Linear (models/pixtral.py FeedForward, Attention: not TP-sharded), where the HF
+        format's Mistral3ForConditionalGeneration shards PixtralHFVisionModel (QKVParallelLinear,
+        MergedColumnParallelLinear). vLLM 0.19 logs of Mistral-Small-3.1-24B at TP 2 and 4 load 22.80
+        and 11.86 GiB, its whole 0.82 GiB tower on each rank; RedHatAI's HF-only w8a8 copy shards it."""
+        return bool(
+            model.vision_params
+            and release.version >= (0, 12)
+            and (model.hf_id or "").lower().startswith("mistralai/")
+        )
 
     @staticmethod
     def expert_scale(model: ModelArch, weight_dtype: str, era: str) -> float:

@@ -407,12 +407,16 @@ def layer_classes(model: ModelArch, scheme: QuantScheme) -> Callable[[int], tupl
 
 
 @lru_cache(maxsize=1024)
-def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0) -> tuple[StageWeights, ...]:
+def stage_weights(
+    model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_scale: float = 1.0, vision_replicated: bool = False
+) -> tuple[StageWeights, ...]:
     """Weight bytes per GPU for every pipeline stage, at TP degree `tp` (cached: every device of a
     search shares them).
 
     Routed experts are split across the TP group (or, identically in bytes, across an expert-
-    parallel group of the same size: E / ep whole experts instead of every expert / tp)."""
+    parallel group of the same size: E / ep whole experts instead of every expert / tp). The vision
+    tower is split across the TP group too, unless `vision_replicated` (an engine that builds it of
+    plain, unsharded layers: every rank holds all of it)."""
     scheme = weight_scheme(model, weight_dtype)
     sixteen = DTYPE_BYTES[SIXTEEN_BIT]
     out = []
@@ -427,7 +431,7 @@ def stage_weights(model: ModelArch, tp: int, pp: int, weight_dtype: str, expert_
 
     for s, layers in enumerate(model.stage_layers(pp)):
         layer_bytes = sum(layer_bytes_of(i) for i in layers)
-        emb = (model.embedding_params(tp) + model.vision_params / tp) * sixteen if s == 0 else 0.0
+        emb = (model.embedding_params(tp) + model.vision_params / (1 if vision_replicated else tp)) * sixteen if s == 0 else 0.0
         head = 0.0
         if s == pp - 1:
             # The last stage holds the final norm and the lm_head; a tied lm_head on a different
@@ -1008,7 +1012,7 @@ def arch_from_config(
         # the vision/audio towers are not counted.
         multimodal = True
         text = dict(cfg["text_config"])
-        for key in ("quantization_config", "tie_word_embeddings", "torch_dtype", "dtype"):
+        for key in ("quantization_config", "tie_word_embeddings", "torch_dtype", "dtype", "_name_or_path"):
             if key in cfg and key not in text:
                 text[key] = cfg[key]
         if "model_type" not in text and str(outer.get("model_type")) == "gemma3":

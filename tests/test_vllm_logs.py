@@ -532,3 +532,28 @@ def test_audit_run_with_measured_reason(entry_id, catalog):
     assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
     assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.05), reason
 
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_mistral_format_load_holds_the_whole_vision_tower_on_every_rank(tp, catalog):
+    """vLLM >= 0.12 loads a mistralai/ repo in Mistral's format (params.json first: transformers_utils/config.py
+    get_config), as PixtralForConditionalGeneration, whose vision encoder and adapter are plain nn.Linear:
+    Mistral-Small-3.1-24B's 439M-parameter tower (0.82 GiB) whole on each TP rank. The sweep's runs log
+    22.80 GiB at TP 2 and 11.86 at TP 4 (sources: AUDIT_SOURCE); the tower split across ranks gave 22.39 and
+    11.21. The HF-format copy (RedHatAI's w8a8, Mistral3ForConditionalGeneration) shards it, and vLLM 0.11
+    took config.json first."""
+    entry = next(e for e in AUDIT if e["id"] == f"mistralai-mistral-small---h100-80gb--tp{tp}pp1dp1--8192")
+    m = _audit(entry, catalog)
+    weights = (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB
+    assert weights == pytest.approx(entry["weights_gib"], abs=0.05), AUDIT_SOURCE.format(entry["id"])
+    model = _audit_model(entry, catalog)
+    assert model.hf_id == "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    assert VllmPolicy.vision_tower_replicated(model, VllmRelease.of("0.12.0"))
+    assert not VllmPolicy.vision_tower_replicated(model, VllmRelease.of("0.11.2"))
+    redhat = _config("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8")
+    assert not VllmPolicy.vision_tower_replicated(redhat, VllmRelease.of("0.19.0"))
+    older = configuration_breakdown(model, catalog.gpu("H100-SXM"), engine="vllm", version="0.11.2", tp=tp, pp=1, weight_dtype="bf16",
+                                    kv="bf16", context_tokens=8192, max_model_len=8192, overrides=EngineOverrides(memory_fraction=0.95))[1]
+    assert m.weights_bytes_per_gpu - older.weights_bytes_per_gpu == pytest.approx(model.vision_params * 2 * (1 - 1 / tp))
