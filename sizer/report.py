@@ -12,7 +12,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from .errors import reason_lines
-from .optimize import Deployment, Plan
+from .optimize import Deployment, Plan, launch_max_num_seqs
 from .tables import RATE, Column, cell, csv_table, markdown_table, render_rows, text_table
 from .tables import to_json as _to_json
 from .units import GIB
@@ -82,6 +82,7 @@ def deployment_to_dict(d: Deployment, with_cost_per_token: bool = True, as_of=No
         "on_demand_peak_replicas": d.on_demand_peak_replicas,
         "gpus": d.gpus,
         "max_concurrency": int(concurrency if concurrency is not None else m.max_concurrency),
+        "max_num_seqs": int(launch_max_num_seqs(e)),  # the launch line's cap: the table's "max seqs"
         "kv_bytes_per_token": int(round(m.kv_bytes_per_token)),
         "kv_bytes_per_token_per_gpu": int(round(m.kv_bytes_per_token_per_gpu)),
         "kv_pool_bytes_per_gpu": int(round(m.kv_pool_bytes_per_gpu)),
@@ -425,7 +426,7 @@ _TABLE_COLUMNS: list[Column] = [
     ("max_rate_rps_per_replica", "max req/s/rep", RATE),
     ("ttft_p99_s", "TTFT p99 s", "{:.3f}"),
     ("tpot_p99_s", "TPOT p99 s", "{:.4f}"),
-    ("max_concurrency", "max seqs", ""),
+    ("max_num_seqs", "max seqs", ""),
     ("binding", "binds", ""),
 ]
 # with evidence (sizer solve): the rows behind the device's speed, the 80 % band of the max rate

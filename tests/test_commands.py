@@ -392,3 +392,32 @@ def test_cli_infeasible_reasons_one_line_per_device_within_200_characters(tmp_pa
     devices = [line.split(":")[1].strip() for line in lines[1:] if line.startswith("error:   ")]
     assert len(devices) == len(set(devices)) >= 10
     assert max(len(line) for line in lines) <= 200, max(lines, key=len)
+
+
+def test_table_max_seqs_is_the_launch_lines_max_num_seqs(tmp_path):
+    """The README: "max seqs is the launch line's --max-num-seqs (the sequences the pool holds at
+    the percentile context, or the engine's cap if lower)". Llama-3.1-8B FP8 with 1,200-token
+    contexts on an A100-80GB: the pool holds far more than vLLM's cap there (256 sequences on an
+    A100), so the launch line says 256; the table said the pool's figure (310 for api's A100-80GB,
+    against a launch line of 256). Every row's cell, table and JSON, is the line's flag."""
+    import re
+
+    path = tmp_path / "cap.yaml"
+    path.write_text(
+        SMALL.format(rate=20, extra="").replace("[H100-SXM, L40S, A10G]", "[A100-80GB, H100-SXM]").replace(
+            "kv_dtypes: [fp8]\n  weight_dtypes: [fp8]", "kv_dtypes: [bf16]\n  weight_dtypes: [bf16]"
+        ).replace("{p50: 1000, p90: 2000, p99: 4000}", "{p50: 300, p90: 600, p99: 1000}").replace("{p50: 200, p90: 400, p99: 800}", "{p50: 50, p90: 100, p99: 200}")
+    )
+    proc = run_sizer("solve", path, "--as-of", "2026-12-01", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    rows = data["deployments"] + data["alternatives"]
+    assert any(r["max_concurrency"] > r["max_num_seqs"] for r in rows)  # the case at issue: the pool holds more than the cap
+    for r in rows:
+        assert r["max_num_seqs"] == int(re.search(r"--max-num-seqs (\d+)", r["launch_command"]).group(1))
+    table = run_sizer("solve", path, "--as-of", "2026-12-01", cwd=tmp_path).stdout.splitlines()
+    for r in rows:
+        i = next(i for i, line in enumerate(table) if line.startswith(r["device"] + " "))
+        header = next(line for line in reversed(table[:i]) if line.startswith("device "))  # its own table's
+        at = header.index("max seqs") + len("max seqs")
+        assert table[i][:at].split()[-1] == str(r["max_num_seqs"])
