@@ -391,6 +391,14 @@ def explain_config(
         policy=AdmissionPolicy(speculative_tokens=speculative_tokens, shared_prefix_tokens=shared_prefix_tokens),
         percentile_context_tokens=context,
     )
+    slots_cap = m.engine == "llamacpp" and adm.max_concurrency_percentile > m.max_concurrency
+    if slots_cap:
+        # llama-server runs its slots (-np) at most, whatever a sequence's cells (Gemma 3's
+        # sliding layers hold 1,024 of them): capped as the plan's admission is
+        # (candidates._cap_admission), not 106 sequences on a line of -np 19
+        from dataclasses import replace as _replace
+
+        adm = _replace(adm, max_concurrency=min(adm.max_concurrency, m.max_concurrency), max_concurrency_percentile=m.max_concurrency)
     layers = kvs.full_layers + kvs.sliding_layers  # the stage's layers that hold a KV cache
     hybrid = f" of {model.num_hidden_layers} (the rest Gated DeltaNet)" if model.num_linear_layers else ""
     scheme = weight_scheme(model, weight_dtype)
@@ -495,7 +503,8 @@ def explain_config(
         Line(
             label=f"max concurrency at {m.context_tokens:,}",
             formula=f"floor(pool / {m.sequence_bytes_per_gpu / MIB:,.1f} MiB per {m.context_tokens:,}-token sequence)"
-            + (f", at most the {m.running_cap:,} the state pool allows" if m.running_cap else ""),
+            + (f", at most the {m.running_cap:,} the state pool allows" if m.running_cap else "")
+            + (f", at most the {m.max_concurrency:,} slots (-np)" if slots_cap and m.max_concurrency else ""),
             value=f"{min(adm.max_concurrency_percentile, m.running_cap) if m.running_cap else adm.max_concurrency_percentile:,}",
         )
     )
