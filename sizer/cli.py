@@ -635,6 +635,12 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
         if value is None:
             continue
         same = normalise_dtype(str(out.get(name))) == normalise_dtype(str(value)) if name in ("weight_dtype", "kv_dtype") else str(out.get(name)) == str(value)
+        if name == "model_spec" and name in given and out.get(name) is not None and not same:
+            # --model given as a config.json path or another spelling of the model -m's file is
+            # named after (a plan's line names the file after the model's name): explain checks
+            # the two once --model is resolved, so that a plan's line pastes with its config
+            out["gguf_model"] = value
+            continue
         if name in given and out.get(name) is not None and not same:
             raise click.UsageError(f"{flag} gives {name} {value}, which contradicts the same option given as {out[name]}")
         out[name] = value
@@ -765,6 +771,8 @@ def explain_cmd(
     catalog = load_catalog(catalog_dir)
     _refuse_overwriting([("--output", output)], _catalog_inputs(catalog, [("--output", output)]))
     model = resolve_model(model_spec, catalog, base_dir=Path.cwd(), where="--model: ")
+    if own.get("gguf_model") is not None and own["gguf_model"] != model.name:
+        raise click.UsageError(f"-m gives model_spec {own['gguf_model']}, which contradicts the same option given as {model_spec} (model {model.name})")
     from .explain import check_gpu_layers
     from .workload import engine_context
 

@@ -164,6 +164,39 @@ def test_llamacpp_launch_lines_paste_into_explain(catalog, tmp_path):
             e.config.weight_dtype, e.memory.kv_pool_bytes_per_gpu, e.engine.n_parallel), line
 
 
+def test_llamacpp_launch_line_of_a_config_json_model_pastes_with_its_config(catalog, tmp_path):
+    """A model given as a config.json path: the plan's line names its GGUF file after the model's
+    name (google--gemma-3-4b-it-Q8_0.gguf, from the file name), which no catalog resolves, so the
+    line is pasted with `--model <the config>` as a vLLM line is; explain refused the two as
+    contradicting ("-m gives model_spec google--gemma-3-4b-it, which contradicts the same option
+    given as .../google--gemma-3-4b-it_config.json"). It now gives the candidate's pool; an -m
+    named after another model is still refused."""
+    from sizer.optimize import _launch_command
+
+    config = Path(__file__).parent / "data" / "vllm_logs" / "configs" / "google--gemma-3-4b-it_config.json"
+    path = _workload(tmp_path, model=str(config))
+    w = load_workload(path, catalog)
+    [e] = [e for e in evaluate_candidates(w, catalog) if e.memory is not None and e.stage != "memory"]
+    argv = shlex.split(_launch_command(w, e).split("  # ")[0])
+    assert argv[:3] == ["llama-server", "-m", "google--gemma-3-4b-it-Q8_0.gguf"]
+    got = _explain_json("--engine", "llamacpp", "--device", e.config.device, "--model", str(config), *argv[1:])
+    assert (got["weight_dtype"], got["kv_pool_bytes_per_gpu"], got["max_concurrency"]) == (e.config.weight_dtype, e.memory.kv_pool_bytes_per_gpu, e.engine.n_parallel)
+    proc = run_sizer("explain", "--engine", "llamacpp", "--device", "L40S", "--model", config, "-m", "llama-3.1-8b-Q8_0.gguf", cwd=tmp_path)
+    assert_one_line_error(proc, 2, "error: -m gives model_spec llama-3.1-8b, which contradicts the same option given as")
+
+
+def test_llamacpp_explain_concurrency_is_at_most_the_slots():
+    """llama-server allocates -c cells and serves -np sequences at most. gpt-oss-20b, -c 65536
+    -np 8 on an L40S: 8,192-token slots, and 12 of its 24 layers keep 128 tokens, so a sequence's
+    cells come to 195 MiB and floor(3.00 GiB / 195 MiB) = 15; explain said "max concurrency at
+    8,192: 15" beside its own "maximum concurrency for 8,192 tokens per request: 8.00x". A plan's
+    admission is capped at the slots (candidates._cap_admission); explain is too."""
+    got = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "65536", "-np", "8")
+    assert got["engine_max_concurrency"] == 8.0 and got["max_concurrency"] == 8
+    line = next(ln for ln in got["lines"] if ln["label"].startswith("max concurrency at"))
+    assert line["value"] == "8" and line["formula"].endswith("at most the 8 slots (-np)")
+
+
 @pytest.mark.parametrize(
     "args, code, message",
     [
