@@ -166,7 +166,7 @@ def test_llamacpp_launch_lines_paste_into_explain(catalog, tmp_path):
 
 def test_llamacpp_launch_line_of_a_config_json_model_pastes_with_its_config(catalog, tmp_path):
     """A model given as a config.json path: the plan's line names its GGUF file after the model's
-    name (google--gemma-3-4b-it-Q8_0.gguf, from the file name), which no catalog resolves, so the
+    name (gemma-3-4b-it-Q8_0.gguf, from the id the config records), which no catalog resolves, so the
     line is pasted with `--model <the config>` as a vLLM line is; explain refused the two as
     contradicting ("-m gives model_spec google--gemma-3-4b-it, which contradicts the same option
     given as .../google--gemma-3-4b-it_config.json"). It now gives the candidate's pool; an -m
@@ -178,7 +178,8 @@ def test_llamacpp_launch_line_of_a_config_json_model_pastes_with_its_config(cata
     w = load_workload(path, catalog)
     [e] = [e for e in evaluate_candidates(w, catalog) if e.memory is not None and e.stage != "memory"]
     argv = shlex.split(_launch_command(w, e).split("  # ")[0])
-    assert argv[:3] == ["llama-server", "-m", "google--gemma-3-4b-it-Q8_0.gguf"]
+    # named after the Hugging Face id the config records (_name_or_path google/gemma-3-4b-it)
+    assert argv[:3] == ["llama-server", "-m", "gemma-3-4b-it-Q8_0.gguf"] and w.model.hf_id == "google/gemma-3-4b-it"
     got = _explain_json("--engine", "llamacpp", "--device", e.config.device, "--model", str(config), *argv[1:])
     assert (got["weight_dtype"], got["kv_pool_bytes_per_gpu"], got["max_concurrency"]) == (e.config.weight_dtype, e.memory.kv_pool_bytes_per_gpu, e.engine.n_parallel)
     proc = run_sizer("explain", "--engine", "llamacpp", "--device", "L40S", "--model", config, "-m", "llama-3.1-8b-Q8_0.gguf", cwd=tmp_path)
