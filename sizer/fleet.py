@@ -621,13 +621,17 @@ def _better(a: SinglePlan, b: SinglePlan) -> bool:
         return a.feasible
     if not a.feasible:  # the reason of the option the constraints rule out last
         return a.unconstrained_usd_per_horizon < b.unconstrained_usd_per_horizon
-    ka = (round(a.cost_usd_per_horizon, 9), sum(a.gpus_by_hour))
-    kb = (round(b.cost_usd_per_horizon, 9), sum(b.gpus_by_hour))
+    # at equal cost and GPU-hours, the larger rate per GPU (the same fleet with more headroom: fp8
+    # KV over bf16 on one layout, as dominated keeps for solve's program), so compare and the
+    # other-device rows name the configuration solve would run on that device
+    ka = (round(a.cost_usd_per_horizon, 9), sum(a.gpus_by_hour), -round(a.option.rate(0) / a.option.gpus, 9))
+    kb = (round(b.cost_usd_per_horizon, 9), sum(b.gpus_by_hour), -round(b.option.rate(0) / b.option.gpus, 9))
     return ka < kb
 
 
 def cheapest(plans: list[SinglePlan]) -> SinglePlan | None:
-    """The cheapest feasible plan (ties: fewer GPU-hours, then the earlier option)."""
+    """The cheapest feasible plan (ties: fewer GPU-hours, then the larger rate per GPU, then the
+    earlier option)."""
     best = None
     for sp in plans:
         if sp.feasible and (best is None or _better(sp, best)):

@@ -395,6 +395,26 @@ def test_dominated_options_are_left_out_without_changing_the_optimum():
     assert full == pytest.approx(pruned) == pytest.approx(4.0)
 
 
+def test_equal_cost_fleets_go_to_the_one_with_more_headroom_per_gpu():
+    """At 9 req/s on one $1/GPU-h offer: B (2 GPUs, 2.3 req/s) needs 4 replicas, A (1 GPU,
+    1.2 req/s) 8: both $8/hour on 8 GPUs, but A carries 9.6 req/s against B's 9.2 (1.2 req/s per
+    GPU against 1.15), so A is the fleet, though B comes first. Before, compare and the
+    other-device rows took the earlier of equal-cost fleets (bf16 KV before fp8, tp=1 before
+    tp=2) where solve's program keeps the one with more headroom (dominated): chat's H200-SXM row
+    said 8 x tp=1 at 1.69 req/s each where 4 x tp=2 at 3.75 costs the same $28.72."""
+    from sizer.fleet import cheapest, closest
+
+    b, a = _option("X", 2, 1.0, (2.3,)), _option("X", 1, 1.0, (1.2,))
+    problem = _problem([b, a], [9.0])
+    plans = [single_plan(o, problem) for o in problem.options]
+    assert [sp.cost_usd_per_horizon for sp in plans] == pytest.approx([8.0, 8.0])
+    assert closest(plans).option is a and cheapest(plans).option is a
+    # equal headroom per GPU: the earlier option, as before
+    c, d = _option("X", 2, 1.0, (2.4,)), _option("X", 1, 1.0, (1.2,))
+    problem = _problem([c, d], [9.0])
+    assert closest([single_plan(o, problem) for o in problem.options]).option is c
+
+
 # ------------------------------------------------------------------------------------------------
 # daily profile, reserved base and on-demand burst
 # ------------------------------------------------------------------------------------------------
