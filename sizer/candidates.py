@@ -630,7 +630,7 @@ def _slots_as_launched(memory_at, got, settings: EngineSettings):
     settings), the default's own when not even one slot fits."""
 
     def at(slots: int):
-        trial = replace(settings, n_parallel=slots, max_num_seqs=slots)
+        trial = replace(settings, n_parallel=slots, max_num_seqs=slots, kv_unified=False)  # the line sets -np: a stream a slot
         tm, reason, tadm = memory_at(trial)
         return (tm, reason, tadm, trial) if not reason and tadm is not None and tm.max_concurrency >= slots else None
 

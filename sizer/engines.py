@@ -89,6 +89,7 @@ class EngineSettings:
     n_parallel: int = 1
     flashinfer_installed: bool | None = None
     radix_cache: bool = True
+    kv_unified: bool = False  # llama.cpp: one cache shared by the slots (-np auto), not a stream each
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -1226,15 +1227,37 @@ class LlamaCppPolicy(EnginePolicy):
             max_num_batched_tokens=overrides.max_num_batched_tokens or 2048,
             max_model_len=max_model_len,
             n_parallel=n_parallel,
+            kv_unified=not (overrides.n_parallel or overrides.max_num_seqs),
         )
 
-    def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
+    # Sliding-window layers keep their own, smaller cache (llama_kv_cache_iswa, ggml-org/llama.cpp
+    # #13194, merged 2025-05-20; sizer takes b5450 as the first release with it): GGML_PAD(min(
+    # cells a stream, n_swa x (unified ? slots : 1) + n_ubatch), 256) cells in each stream (a slot
+    # each when -np is given; one when the cache is unified), unless --swa-full
+    # (src/llama-kv-cache-iswa.cpp@02c28f533ebba3e4ea944fc4a0719a012b3e7097).
+    SWA_CACHE_SINCE = (5450,)
+    SWA_PAD_CELLS = 256
+
+    def cache_cells(self, model: ModelArch, settings: EngineSettings) -> tuple[int, int]:
+        """(cells of the full-attention layers' cache, cells of the sliding-window layers'): n_ctx
+        for both before the SWA cache, and for a model without sliding layers."""
         cells = settings.n_parallel * settings.max_model_len
+        if not model.sliding_window or _version_tuple(settings.version) < self.SWA_CACHE_SINCE:
+            return cells, cells
+        streams, per_stream = (1, cells) if settings.kv_unified else (settings.n_parallel, settings.max_model_len)
+        want = model.sliding_window * (settings.n_parallel if settings.kv_unified else 1) + self.COMPUTE_BUFFER_TOKENS
+        return cells, streams * ceil_div(min(per_stream, want), self.SWA_PAD_CELLS) * self.SWA_PAD_CELLS
+
+    def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
+        cells, swa_cells = self.cache_cells(model, settings)
         compute = self.COMPUTE_BUFFER_TOKENS * (model.vocab_size + 4 * model.hidden_size) * 4  # fp32 logits + activations
+
+        def cache(kvs) -> float:
+            return cells * kvs.full_bytes_per_token + swa_cells * kvs.sliding_bytes_per_token
 
         def pool(weights: float, kvs) -> float:
             # the whole cache is allocated at start; if it does not fit, only what fits is shown
-            return min(cells * kvs.bytes_per_token, gpu.usable_memory_bytes - weights - compute - self.INIT_BYTES)
+            return min(cache(kvs), gpu.usable_memory_bytes - weights - compute - self.INIT_BYTES)
 
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
@@ -1242,14 +1265,18 @@ class LlamaCppPolicy(EnginePolicy):
             budget_of=lambda _weights: gpu.usable_memory_bytes,
             budget_rule=f"all of it: weights + compute buffer + n_ctx ({cells:,}) cells must fit",
             buffers=compute, activation=0.0, overhead=self.INIT_BYTES,
-            notes=(f"fixed allocation: {settings.n_parallel} slots x {settings.max_model_len:,} cells",),
+            notes=(f"fixed allocation: {settings.n_parallel} slots x {settings.max_model_len:,} cells"
+                   + (f"; sliding-window layers {swa_cells:,} cells" if swa_cells < cells else ""),),
         )
         out = []
-        for m in stages:
+        for m, kvs in zip(stages, self.stage_kv(model, kv, tp, pp, settings)):
             # the slots are the concurrency: a pool that holds them all admits exactly n_parallel
-            fits = m.kv_pool_bytes_per_gpu >= cells * m.kv_bytes_per_token_per_gpu
+            fits = m.kv_pool_bytes_per_gpu >= cache(kvs) * (1 - 1e-12)
             slots = settings.n_parallel if fits and context_tokens <= settings.max_model_len else 0
-            out.append(replace(m, max_concurrency=min(m.max_concurrency, slots), engine_max_concurrency=float(slots)))
+            # the cache is cells, one a token, whatever a sliding layer keeps of them
+            held = cells if fits else int(m.kv_pool_bytes_per_gpu // max(cache(kvs) / cells, 1e-30))
+            out.append(replace(m, max_concurrency=min(m.max_concurrency, slots), engine_max_concurrency=float(slots),
+                               kv_blocks_per_gpu=held, kv_tokens=held, engine_gpu_blocks=held, engine_kv_tokens=held))
         return binding_stage(out)
 
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):

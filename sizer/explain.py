@@ -201,6 +201,18 @@ def check_gpu_layers(model: ModelArch, gpu_layers: int | None) -> None:
         )
 
 
+def _blocks_formula(m, model: ModelArch, policy, settings) -> str:
+    """How the blocks were counted: floor(pool / block), or llama.cpp's cells, with the sliding
+    layers' smaller cache (LlamaCppPolicy.cache_cells) named."""
+    if m.engine != "llamacpp":
+        return "floor(pool / block)"
+    cells, swa = policy.cache_cells(model, settings)
+    where = "-c, one cell a token" + ("" if m.kv_blocks_per_gpu == cells else f"; {cells:,} do not fit beside the weights, these do")
+    if swa < cells:
+        return f"n_ctx cells ({where}); the sliding-window layers keep {swa:,} (llama_kv_cache_iswa: min(slot cells, n_swa + n_ubatch) a slot, padded to 256)"
+    return f"n_ctx cells ({where})"
+
+
 def _rope_rows_words(rows: tuple[int, ...]) -> str:
     """The rows of the rotary caches: "131072", or "(131072 + 1048576)" for two ropes."""
     return str(rows[0]) if len(rows) == 1 else "(" + " + ".join(str(r) for r in rows) + ")"
@@ -451,7 +463,7 @@ def explain_config(
             formula=f"{m.block_size_tokens} tokens x {m.kv_bytes_per_token_per_gpu:,.0f} B",
             value=f"{m.block_bytes_per_gpu / MIB:,.3f} MiB",
         ),
-        Line(label="KV blocks per GPU", formula="floor(pool / block)", value=f"{m.kv_blocks_per_gpu:,}"),
+        Line(label="KV blocks per GPU", formula=_blocks_formula(m, model, policy, eng), value=f"{m.kv_blocks_per_gpu:,}"),
         Line(label="KV tokens per replica", formula=f"blocks x {m.block_size_tokens}", value=f"{m.kv_tokens:,}"),
         Line(
             label="blocks per sequence",

@@ -187,15 +187,33 @@ def test_llamacpp_launch_line_of_a_config_json_model_pastes_with_its_config(cata
 
 
 def test_llamacpp_explain_concurrency_is_at_most_the_slots():
-    """llama-server allocates -c cells and serves -np sequences at most. gpt-oss-20b, -c 65536
-    -np 8 on an L40S: 8,192-token slots, and 12 of its 24 layers keep 128 tokens, so a sequence's
-    cells come to 195 MiB and floor(3.00 GiB / 195 MiB) = 15; explain said "max concurrency at
-    8,192: 15" beside its own "maximum concurrency for 8,192 tokens per request: 8.00x". A plan's
-    admission is capped at the slots (candidates._cap_admission); explain is too."""
-    got = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "65536", "-np", "8")
+    """llama-server serves -np sequences at most. gpt-oss-20b, -c 65536 -np 8 on an L40S, under a
+    release before the sliding-window cache (b5000: every layer 65,536 cells, 3.00 GiB): 12 of its
+    24 layers keep 128 tokens, so a sequence's cells come to 195 MiB and floor(3.00 GiB / 195 MiB)
+    = 15; explain said "max concurrency at 8,192: 15" beside its own "maximum concurrency for
+    8,192 tokens per request: 8.00x". A plan's admission is capped at the slots
+    (candidates._cap_admission); explain is too."""
+    got = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "65536", "-np", "8", "--engine-version", "b5000")
+    assert got["kv_pool_bytes_per_gpu"] == 65536 * 24 * 2048
     assert got["engine_max_concurrency"] == 8.0 and got["max_concurrency"] == 8
     line = next(ln for ln in got["lines"] if ln["label"].startswith("max concurrency at"))
     assert line["value"] == "8" and line["formula"].endswith("at most the 8 slots (-np)")
+
+
+def test_llamacpp_sliding_layers_keep_their_own_smaller_cache():
+    """llama_kv_cache_iswa (ggml-org/llama.cpp#13194; src/llama-kv-cache-iswa.cpp): the full layers
+    get n_ctx cells, the sliding-window ones GGML_PAD(min(a stream's cells, n_swa x (unified ?
+    n_seq_max : 1) + n_ubatch), 256) a stream. gpt-oss-20b (24 layers, 12 sliding of 128 tokens; 8
+    KV heads x 64 x 2 B x K and V = 2,048 B a layer and token), -c 65536 -np 8 (8 streams of 8,192):
+    12 x 2,048 x 65,536 = 1.5 GiB for the full layers and 12 x 2,048 x 8 x pad256(128 + 512) =
+    12 x 2,048 x 6,144 = 144 MiB for the sliding ones, 1.64 GiB where every layer's 65,536 cells
+    were counted (3.00 GiB). Unified (-np not given: 4 slots, -c 32768): one stream of
+    pad256(4 x 128 + 512) = 1,024 cells."""
+    got = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "65536", "-np", "8")
+    assert got["kv_pool_bytes_per_gpu"] == 12 * 2048 * 65536 + 12 * 2048 * 8 * 768
+    assert got["kv_tokens"] == 65536 and got["max_concurrency"] == 8
+    unified = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "32768")
+    assert unified["kv_pool_bytes_per_gpu"] == 12 * 2048 * 32768 + 12 * 2048 * 1024
 
 
 @pytest.mark.parametrize(
