@@ -451,21 +451,29 @@ def test_mxfp4_on_every_linear_layer_would_miss_amds_moe_checkpoints(catalog):
     assert weight_scheme(catalog.model("llama-2-70b"), "mxfp4").groups == LINEAR_GROUPS
 
 
+def _pool_off_by(m, entry, measured: float, reason: str) -> None:
+    """sizer's KV pool off the logged one by the error measured (sizer / logged - 1), no more."""
+    assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+
+
+def _pool_and_tokens_within_two_percent(m, entry, where: str) -> None:
+    """The logged KV pool (GiB) and KV tokens of `entry`, each within 2 % of sizer's `m`."""
+    err = m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1
+    assert abs(err) < 0.02, f"{where}: sizer {m.engine_available_kv_bytes / GIB:.2f} vs logged {entry['kv_gib']} GiB ({err:+.2%})"
+    err = m.engine_kv_tokens / entry["tokens"] - 1
+    assert abs(err) < 0.02, f"{where}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
+
+
 @pytest.mark.parametrize("entry", [e for e in ROCM if e["id"] not in ROCM_MEASURED], ids=lambda e: e["id"])
 def test_mi355x_log_pool_within_two_percent(entry, catalog):
-    m = _rocm(entry, catalog)
-    err = m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1
-    assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_available_kv_bytes / GIB:.2f} vs logged {entry['kv_gib']} GiB ({err:+.2%})"
-    err = m.engine_kv_tokens / entry["tokens"] - 1
-    assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
+    _pool_and_tokens_within_two_percent(_rocm(entry, catalog), entry, entry["id"])
 
 
 @pytest.mark.parametrize("entry_id", sorted(ROCM_MEASURED))
 def test_mi355x_log_with_measured_reason(entry_id, catalog):
     entry = next(e for e in ROCM if e["id"] == entry_id)
     measured, reason = ROCM_MEASURED[entry_id]
-    m = _rocm(entry, catalog)
-    assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+    _pool_off_by(_rocm(entry, catalog), entry, measured, reason)
 
 
 GEMMA_3 = [e for e in SHARED if "gemma-3-" in e["id"]]
@@ -516,12 +524,7 @@ def _audit_model(entry, catalog):
 
 @pytest.mark.parametrize("entry", [e for e in AUDIT if e["id"] not in AUDIT_MEASURED], ids=lambda e: e["id"])
 def test_audit_run_within_two_percent(entry, catalog):
-    m = _audit(entry, catalog)
-    source = AUDIT_SOURCE.format(entry["id"])
-    err = m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1
-    assert abs(err) < 0.02, f"{source}: sizer {m.engine_available_kv_bytes / GIB:.2f} vs logged {entry['kv_gib']} GiB ({err:+.2%})"
-    err = m.engine_kv_tokens / entry["tokens"] - 1
-    assert abs(err) < 0.02, f"{source}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
+    _pool_and_tokens_within_two_percent(_audit(entry, catalog), entry, AUDIT_SOURCE.format(entry["id"]))
 
 
 @pytest.mark.parametrize("entry_id", sorted(AUDIT_MEASURED))
@@ -529,7 +532,7 @@ def test_audit_run_with_measured_reason(entry_id, catalog):
     entry = next(e for e in AUDIT if e["id"] == entry_id)
     measured, reason = AUDIT_MEASURED[entry_id]
     m = _audit(entry, catalog)
-    assert m.engine_available_kv_bytes / GIB / entry["kv_gib"] - 1 == pytest.approx(measured, abs=0.0025), reason
+    _pool_off_by(m, entry, measured, reason)
     assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.05), reason
 
 
