@@ -4,7 +4,7 @@ reused, so the two cannot drift apart).
 
     python benchmarks/vllm_logs.py            # Markdown: one row per log, then a summary per set
 
-Shared and held-out 0.19 sets: KV tokens ("GPU KV cache size: N tokens"); other releases and the
+Shared, held-out and audit 0.19 sets (the audit: 17 further runs of the shared sweep, 2026-12-06): KV tokens ("GPU KV cache size: N tokens"); other releases and the
 MI355X (ROCm) set: the pool in GiB ("Available KV cache memory").
 """
 
@@ -19,7 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
-from tests.test_vllm_logs import HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SHARED, _heldout, _other, _rocm, _shared  # noqa: E402
+from tests.test_vllm_logs import (  # noqa: E402
+    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SHARED, _audit, _heldout, _other, _rocm, _shared,
+)
 
 
 def main() -> int:
@@ -31,6 +33,9 @@ def main() -> int:
     for e in HELDOUT:
         m = _heldout(e, catalog)
         rows.append(("held out", e.get("vllm", "0.19.0"), e["id"], "tokens", e["tokens"], m.engine_kv_tokens, ""))
+    for e in AUDIT:
+        m = _audit(e, catalog)
+        rows.append(("audit 0.19", "0.19.0", e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in AUDIT_MEASURED else ""))
     for e in OTHER:
         m = _other(e, catalog)
         rows.append(("other releases", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in OTHER_MEASURED else ""))
