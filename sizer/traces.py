@@ -186,19 +186,27 @@ def _role_of(name: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# What pandas decompresses by the file's name (compression="infer"): its bytes are no text to
+# decode here, and hold NUL bytes (a gzip header's flags and time, a zip's local header)
+_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar", ".tgz")
+
+
 def _marked_text(path: Path, label: str):
     """What pandas reads a trace from, a fresh reader at each call: the path, or the decoded text
-    of a file a UTF-16 or UTF-32 byte-order mark opens (schema.decode_text), which pandas would
-    read as UTF-8 and refuse; a NUL byte near the start (UTF-16 without its mark) is refused
-    there in one line."""
+    of a file a byte-order mark opens (schema.decode_text): UTF-16 or UTF-32, which pandas would
+    read as UTF-8 and refuse, or UTF-8's, which pandas's JSON reader refuses; a NUL byte near the
+    start (UTF-16 without its mark) is refused there in one line. A compressed file is pandas's
+    to read, from its path."""
     import io
 
+    if Path(path).suffix.lower() in _COMPRESSED_SUFFIXES:
+        return lambda: path
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
     except OSError:
         return lambda: path  # pandas's own error, as before
-    if not head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) and b"\x00" not in head:
+    if not head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) and b"\x00" not in head:
         return lambda: path
     text = decode_text(Path(path).read_bytes(), label, "not a CSV or JSON Lines table of arrivals")
     return lambda: io.StringIO(text)

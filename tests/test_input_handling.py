@@ -4,6 +4,7 @@ file, the field (and line) and what was expected, with the exit code of the tabl
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -556,3 +557,54 @@ def test_a_file_of_the_catalog_is_no_output(tmp_path, capsys, args):
     argv = [a.format(w=w, victim=victim) for a in args] + ["--catalog", catalog]
     refused(*run(capsys, *argv), 2, "error: --output ", "a file of the catalog")
     assert victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip"])
+def test_a_compressed_trace_is_read_as_its_plain_copy(tmp_path, capsys, suffix):
+    """The trace reader takes compressed CSV (.gz, .bz2, .zip, .xz, .zst: traces.py), which pandas
+    decompresses by the name. The byte-order-mark check read the compressed bytes as text and
+    refused them for the NUL a gzip or zip header holds ("a NUL byte at byte 3: UTF-16 or UTF-32
+    without a byte-order mark?"), exit 4 for a file read before."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    w = write(tmp_path / "w.yaml", CONTROL)
+    plain = write(tmp_path / "t.csv", TRACE)
+    packed = tmp_path / f"t{suffix}"
+    if suffix == ".csv.zip":
+        with zipfile.ZipFile(packed, "w") as z:
+            z.writestr("t.csv", TRACE)
+    else:
+        packed.write_bytes({".csv.gz": lambda b: gzip.compress(b, mtime=0), ".csv.bz2": bz2.compress, ".csv.xz": lzma.compress}[suffix](TRACE.encode()))
+    assert b"\x00" in packed.read_bytes()[:4096]
+
+    def simulated(path: Path) -> str:
+        code, out, err = run(capsys, "simulate", w, "--trace", path, "-q", "--format", "json", "--seed", "1")
+        assert code == 0, err
+        return out.replace(path.name, "<trace>")
+
+    assert simulated(packed) == simulated(plain)
+
+
+@pytest.mark.parametrize("name", ["t.jsonl", "t.json"])
+def test_a_json_trace_with_utf_8s_byte_order_mark_is_read(tmp_path, capsys, name):
+    """One rule for every text file: UTF-8, with or without its byte-order mark. A JSON Lines or
+    JSON trace that opens with the UTF-8 mark (Notepad's "UTF-8 with BOM") went to pandas's JSON
+    reader, which refused it ("Expected object or value", exit 4), where the same trace in UTF-16
+    with its mark was read."""
+    rows = [{"timestamp": t, "ContextTokens": 100, "GeneratedTokens": 10} for t in (0, 1, 3)]
+    text = "".join(json.dumps(r) + "\n" for r in rows) if name.endswith(".jsonl") else json.dumps(rows)
+    w = write(tmp_path / "w.yaml", CONTROL)
+    plain = write(tmp_path / name, text)
+    marked = tmp_path / "marked" / name
+    marked.parent.mkdir()
+    marked.write_bytes(b"\xef\xbb\xbf" + text.encode())
+
+    def simulated(path: Path) -> str:
+        code, out, err = run(capsys, "simulate", w, "--trace", path, "-q", "--format", "json", "--seed", "1")
+        assert code == 0, err
+        return out.replace(str(path), "<trace>")
+
+    assert simulated(marked) == simulated(plain)
