@@ -160,8 +160,11 @@ def _workload_inputs(w) -> list[tuple[str, str | None]]:
 
 
 def _model_files(source: str | Path | None) -> list[Path]:
-    """The files a model read from a path (a config.json or its folder) came from; none for a
-    catalog model's name."""
+    """The files a model read from a path (a config.json or its folder) came from, its
+    hf_quant_config.json as the model reads it (model.quant_config_path: `<prefix>_hf_quant_config.json`
+    beside `<prefix>_config.json`); none for a catalog model's name."""
+    from .model import quant_config_path
+
     if not source:
         return []
     path = Path(source)
@@ -172,7 +175,7 @@ def _model_files(source: str | Path | None) -> list[Path]:
             return []
     except OSError:
         return []
-    return [path, path.parent / "hf_quant_config.json"]
+    return [path, quant_config_path(path)]
 
 
 def _catalog_inputs(catalog, outputs: list[tuple[str, str | None]]) -> list[tuple[str, Path]]:

@@ -577,21 +577,25 @@ def config_file_prefix(path: Path) -> str | None:
     return stripped or stem
 
 
+def quant_config_path(path: Path) -> Path:
+    """The hf_quant_config.json read with the config file `path`: the sibling of that name beside
+    config.json, or `<prefix>_hf_quant_config.json` beside `<prefix>_config.json`."""
+    prefix = config_file_prefix(path)
+    if prefix is None:
+        return path.parent / "hf_quant_config.json"
+    joiner = path.name[len(prefix) : len(path.name) - len("config.json")]  # "_", "-", "." or ""
+    return path.parent / f"{prefix}{joiner}hf_quant_config.json"
+
+
 def load_config_json(path: Path, *, name: str | None = None, label: str | None = None) -> ModelArch:
-    """Read a Hugging Face config.json (and its hf_quant_config.json, if present: the sibling of that
-    name, or `<prefix>_hf_quant_config.json` beside `<prefix>_config.json`)."""
+    """Read a Hugging Face config.json (and its hf_quant_config.json, if present: quant_config_path)."""
     path = resolve_config_path(Path(path))
     raw = read_document(path, label or str(path))
     quant_raw = None
+    sibling = quant_config_path(path)
+    if sibling.is_file():
+        quant_raw = read_document(sibling)
     prefix = config_file_prefix(path)
-    if prefix is None:
-        siblings = [path.parent / "hf_quant_config.json"]
-    else:
-        joiner = path.name[len(prefix) : len(path.name) - len("config.json")]  # "_", "-", "." or ""
-        siblings = [path.parent / f"{prefix}{joiner}hf_quant_config.json"]
-    for sibling in siblings:
-        if sibling.is_file():
-            quant_raw = read_document(sibling)
     default = prefix if prefix is not None else (path.parent.name or path.stem)
     return arch_from_config(raw, name=name or default, source=label or str(path), hf_quant_config=quant_raw)
 

@@ -608,3 +608,21 @@ def test_a_json_trace_with_utf_8s_byte_order_mark_is_read(tmp_path, capsys, name
         return out.replace(str(path), "<trace>")
 
     assert simulated(marked) == simulated(plain)
+
+
+def test_a_prefixed_configs_hf_quant_config_is_no_output(tmp_path, capsys):
+    """A config saved as `<prefix>_config.json` reads `<prefix>_hf_quant_config.json` beside it
+    (model.load_config_json), not hf_quant_config.json: -o naming the file actually read was let
+    through (solve and explain replaced the FP8 quant config with their report, and the next run
+    sized the model in bf16), while an hf_quant_config.json no one reads was refused."""
+    config = tmp_path / "org--M_config.json"
+    config.write_bytes((ROOT / "tests" / "data" / "model_configs" / "Qwen--Qwen3-8B_config.json").read_bytes())
+    quant = write(tmp_path / "org--M_hf_quant_config.json", '{"quantization": {"quant_algo": "FP8"}}')
+    before = quant.read_bytes()
+    w = write(tmp_path / "w.yaml", CONTROL.replace("model: llama-3.1-8b", f"model: {config}"))
+    refused(*run(capsys, "solve", w, "-o", quant), 2, "error: --output ", "the workload's model:")
+    refused(*run(capsys, "explain", "--model", config, "--device", "H100-SXM", "-o", quant), 2, "error: --output ", "the --model file")
+    assert quant.read_bytes() == before
+    unread = tmp_path / "hf_quant_config.json"  # no file this config reads: an output like any other
+    code, _, err = run(capsys, "explain", "--model", config, "--device", "H100-SXM", "-o", unread)
+    assert code == 0, err
