@@ -436,9 +436,12 @@ def explain_config(
         ),
         Line(
             label="- runtime buffers",
-            formula=f"rotary cos/sin cache {_rope_rows_words(policy.rotary_cache_rows(model))} x {model.rotary_dim} x 2 B"
-            + (", block tables" if m.engine == "vllm" and m.runtime_buffer_bytes_per_gpu > policy.rotary_cache_bytes(model) else "")
-            + (", llama.cpp compute buffer" if m.engine == "llamacpp" else ""),
+            # llama.cpp keeps no rotary cache (ggml applies the rope in its kernels): its buffer is
+            # the compute buffer alone (LlamaCppPolicy.breakdown), not the 576 MiB of vLLM's tables
+            formula=f"llama.cpp compute buffer: n_ubatch {policy.COMPUTE_BUFFER_TOKENS} x (vocab {model.vocab_size:,} + 4 x hidden {model.hidden_size:,}) x 4 B"
+            if m.engine == "llamacpp"
+            else f"rotary cos/sin cache {_rope_rows_words(policy.rotary_cache_rows(model))} x {model.rotary_dim} x 2 B"
+            + (", block tables" if m.engine == "vllm" and m.runtime_buffer_bytes_per_gpu > policy.rotary_cache_bytes(model) else ""),
             value=_gib(m.runtime_buffer_bytes_per_gpu),
         ),
         Line(

@@ -259,3 +259,15 @@ def test_ctx_size_without_slots_is_read_with_a_warning(tmp_path):
     import json
 
     assert json.loads(proc.stdout)["max_model_len"] == 4096
+
+
+def test_llamacpp_explain_runtime_buffers_name_no_rotary_cache():
+    """llama.cpp builds no rotary cos/sin table (the rope is applied in ggml's kernels): its runtime
+    buffer is the compute buffer alone (LlamaCppPolicy.breakdown: n_ubatch 512 x (vocab + 4 x
+    hidden) x 4 B). explain's line named vLLM's rotary caches in it ("rotary cos/sin cache (1048576
+    + 131072) x 256 x 2 B, llama.cpp compute buffer" for Gemma-3-4B: 576 MiB beside a value of
+    0.52 GiB). gpt-oss-20b: 512 x (201,088 + 4 x 2,880) x 4 B."""
+    got = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "8192", "-np", "1")
+    line = next(ln for ln in got["lines"] if ln["label"] == "- runtime buffers")
+    assert "rotary" not in line["formula"] and line["formula"].startswith("llama.cpp compute buffer")
+    assert got["runtime_buffer_bytes_per_gpu"] == 512 * (201_088 + 4 * 2_880) * 4
