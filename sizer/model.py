@@ -742,8 +742,9 @@ def rope_cache_rows(cfg: Mapping[str, Any], positions: int, where: str) -> tuple
       dynamic_ntk_scaling_rope.py: "the maximum length after applying the rope scaling");
     - yarn and deepseek_yarn: original_max_position_embeddings x factor, rounded up
       (yarn_scaling_rope.py; DeepSeek-V3: 4,096 x 40 = its 163,840 positions);
-    - longrope (su): the short cache of original_max_position_embeddings rows and the long one of
-      max_position_embeddings, concatenated (phi3_long_rope_scaled_rope.py);
+    - longrope (su): the short cache of original_max_position_embeddings rows (the config's own
+      field first, as Phi-3 gives it, then the rope's) and the long one of max_position_embeddings,
+      concatenated (phi3_long_rope_scaled_rope.py);
     - default, llama3, mrope and the rest: max_position_embeddings.
 
     Gemma 3's sliding-window layers use their own default rope at rope_local_base_freq (the
@@ -773,7 +774,11 @@ def rope_cache_rows(cfg: Mapping[str, Any], positions: int, where: str) -> tuple
         elif rope_type in ("yarn", "deepseek_yarn"):
             rows.append(math.ceil(original * factor))
         elif rope_type in ("longrope", "su"):
-            rows.append(original + positions)
+            # Phi-3 keeps its pretrained length outside the rope (config.original_max_position_embeddings
+            # 4,096 beside max_position_embeddings 131,072), and transformers' rope validation gives
+            # that top-level figure priority when it fills rope_parameters, which get_rope reads
+            top = _rope_original(cfg, "config", where)
+            rows.append((top or original) + positions)
         else:
             rows.append(positions)
     return tuple(rows)

@@ -256,6 +256,18 @@ def test_each_rope_cache_has_the_rows_vllm_builds(rope, rows):
     assert engine_policy("trtllm").rotary_cache_bytes(m) == 32_768 * 128 * 2  # its own tables: unchanged
 
 
+def test_phi_3_longrope_short_cache_is_the_configs_original_length():
+    """Phi-3 (microsoft/Phi-3.5-mini-instruct) gives original_max_position_embeddings 4,096 at the
+    config's top level, beside max_position_embeddings 131,072, and a longrope rope_scaling without
+    it; transformers' rope validation copies the top-level figure into the rope parameters, with
+    priority, and vLLM's Phi3LongRoPE builds a short cache of 4,096 rows and a long one of 131,072.
+    The rows were taken as 131,072 + 131,072 (the rope's own field absent: max_position_embeddings)."""
+    rope = {"type": "longrope", "long_factor": [1.0] * 64, "short_factor": [1.0] * 64}
+    m = arch_from_config({**QWEN25_7B, "max_position_embeddings": 131_072, "original_max_position_embeddings": 4096, "rope_scaling": rope}, name="m", source="t")
+    assert m.rope_cache_rows == (4096 + 131_072,)
+    assert VllmPolicy.rotary_cache_bytes(m) == (4096 + 131_072) * 128 * 2
+
+
 def test_gemma_3_has_a_local_rope_beside_its_scaled_global_one():
     """google/gemma-3-4b-it: rope_scaling linear x 8 on 131,072 positions for the global layers,
     rope_local_base_freq 10,000 for the sliding ones: (131,072 x 8 + 131,072) x 256 x 2 B =
