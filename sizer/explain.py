@@ -209,7 +209,12 @@ def _blocks_formula(m, model: ModelArch, policy, settings) -> str:
     cells, swa = policy.cache_cells(model, settings)
     where = "-c, one cell a token" + ("" if m.kv_blocks_per_gpu == cells else f"; {cells:,} do not fit beside the weights, these do")
     if swa < cells:
-        return f"n_ctx cells ({where}); the sliding-window layers keep {swa:,} (llama_kv_cache_iswa: min(slot cells, n_swa + n_ubatch) a slot, padded to 256)"
+        rule = (
+            "one cache the slots share (-np not given): min(n_ctx, n_swa x slots + n_ubatch)"
+            if settings.kv_unified
+            else "min(slot cells, n_swa + n_ubatch) a slot"
+        )
+        return f"n_ctx cells ({where}); the sliding-window layers keep {swa:,} (llama_kv_cache_iswa: {rule}, padded to 256)"
     return f"n_ctx cells ({where})"
 
 

@@ -271,3 +271,16 @@ def test_llamacpp_explain_runtime_buffers_name_no_rotary_cache():
     line = next(ln for ln in got["lines"] if ln["label"] == "- runtime buffers")
     assert "rotary" not in line["formula"] and line["formula"].startswith("llama.cpp compute buffer")
     assert got["runtime_buffer_bytes_per_gpu"] == 512 * (201_088 + 4 * 2_880) * 4
+
+
+def test_llamacpp_explain_names_the_unified_sliding_cache_rule():
+    """Without -np, llama-server's 4 slots share one cache, whose sliding-window part is
+    pad256(min(n_ctx, n_swa x slots + n_ubatch)) = pad256(4 x 128 + 512) = 1,024 cells for
+    gpt-oss-20b (what the pool counts). explain's line gave the -np rule beside it, "min(slot
+    cells, n_swa + n_ubatch) a slot", which reads 4 x 768 = 3,072."""
+    got = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "32768")
+    line = next(ln for ln in got["lines"] if ln["label"] == "KV blocks per GPU")
+    assert "keep 1,024" in line["formula"] and "n_swa x slots + n_ubatch" in line["formula"] and "a slot," not in line["formula"]
+    split = _explain_json("--model", "gpt-oss-20b", "--device", "L40S", "--engine", "llamacpp", "-c", "65536", "-np", "8")
+    line = next(ln for ln in split["lines"] if ln["label"] == "KV blocks per GPU")
+    assert "keep 6,144" in line["formula"] and "min(slot cells, n_swa + n_ubatch) a slot" in line["formula"]
