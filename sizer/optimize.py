@@ -1467,7 +1467,12 @@ def _why(problem, deployments, alternatives, constraints, cost_per_hour, saving,
     why = f"{main.replicas} x {c.config.label()}{size} at {paid}: each replica takes {c.max_rate_rps:.2f} req/s before {_BINDING_TEXT[binding]}"
     total = sum(d.replicas for d in deployments)
     peak = max(problem.demand_rps)
-    why += f"; {total} replica(s) cover {peak:g} req/s" + (" at the peak hour" if problem.hours > 1 else "")
+    if len(deployments) > 1:  # the count is every pool's, not the first's: say which
+        others = " + ".join(f"{d.replicas} x {d.candidate.config.label()}" + ("" if d.size_range == "all" else f" for {d.size_range} prompts") for d in deployments[1:])
+        why += f"; with {others}, {total} replicas cover {peak:g} req/s"
+    else:
+        why += f"; {total} replica(s) cover {peak:g} req/s"
+    why += " at the peak hour" if problem.hours > 1 else ""
     if len(deployments) > 1:
         why += f"; a mix of {len(deployments)} pools"
         if saving is not None and best is not None:

@@ -138,3 +138,15 @@ def test_an_alternatives_idle_gpus_in_whole_instances_are_said(catalog, root):
     )
     # a fleet with no idle GPU has no note
     assert all(a["instance_note"] is None for a in d["alternatives"] if a["cost_usd_per_hour"] == pytest.approx(a["gpus"] * a["usd_per_gpu_hour"]))
+
+
+def test_a_mixed_fleets_why_line_names_every_pool_its_replica_count_covers(limited):
+    """limited's plan is 10 A100-80GB tp=8 replicas and 8 H100-SXM tp=2 ones for 40 req/s; the why
+    line said "10 x A100-80GB ... 18 replica(s) cover 40 req/s", as if the 18 were the A100s. It
+    names the other pool beside the count: 10 + 8 = 18."""
+    _, plan = limited
+    first, *others = plan.deployments
+    assert [(d.candidate.config.device, d.replicas) for d in plan.deployments] == [("A100-80GB", 10), ("H100-SXM", 8)]
+    said = " + ".join(f"{d.replicas} x {d.candidate.config.label()}" for d in others)
+    assert plan.why.startswith(f"{first.replicas} x {first.candidate.config.label()} at ")
+    assert f"; with {said}, 18 replicas cover 40 req/s" in plan.why
