@@ -708,15 +708,12 @@ def context_limit(cfg: Mapping[str, Any], positions: int, model_type: str, where
     vllm-project/vllm@e23031f0761f0614b463af01210cfbfc6f281b4a:vllm/transformers_utils/config.py).
     Qwen2.5-7B with Qwen's {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}:
     32,768 x 4 = 131,072."""
-    key = "rope_scaling" if isinstance(cfg.get("rope_scaling"), Mapping) else "rope_parameters"
-    rope = cfg.get(key)
-    if not isinstance(rope, Mapping) or not rope or "gemma3" in model_type:
+    params, _ = _rope_entries(cfg)
+    if not params or "gemma3" in model_type:
         return positions, ""
-    per_layer = all(isinstance(v, Mapping) for v in rope.values())
-    params = [(f"{key}.{k}", v) for k, v in rope.items()] if per_layer else [(key, rope)]
     base, base_words, factor, kind = positions, f"max_position_embeddings {positions:,}", 1.0, ""
     for name, rp in params:
-        rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
+        rope_type = _rope_type(rp)
         if rope_type in _UNSCALED_ROPE_TYPES:
             continue
         if rp.get("factor") is not None:
@@ -752,11 +749,8 @@ def rope_cache_rows(cfg: Mapping[str, Any], positions: int, where: str) -> tuple
     Gemma-3-4B: 131,072 rows for the local rope and 131,072 x 8 for the global linear one, x 256
     x 2 B = 576 MiB, where one unscaled cache was 64 MiB: vLLM 0.19 logs "Model loading took 8.58
     GiB" against 8.07 for the parameters and that one cache (tests/test_vllm_logs.py)."""
-    key = "rope_scaling" if isinstance(cfg.get("rope_scaling"), Mapping) else "rope_parameters"
-    rope = cfg.get(key)
-    rope = rope if isinstance(rope, Mapping) else {}
-    per_layer = bool(rope) and all(isinstance(v, Mapping) for v in rope.values())
-    entries = [(f"{key}.{k}", v) for k, v in rope.items()] if per_layer else [(key, rope)]
+    entries, per_layer = _rope_entries(cfg)
+    entries = entries or [("rope_scaling", {})]  # no rope parameters: one default rope
     local = cfg.get("rope_local_base_freq")
     if local is not None and not per_layer:
         entries.append(("rope_local_base_freq", {"rope_type": "default", "rope_theta": local}))
@@ -766,7 +760,7 @@ def rope_cache_rows(cfg: Mapping[str, Any], positions: int, where: str) -> tuple
         if rp in seen:  # one get_rope instance per parameter set
             continue
         seen.append(rp)
-        rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
+        rope_type = _rope_type(rp)
         factor = _rope_factor(rp, name, where) if rope_type in ("linear", "dynamic", "yarn", "deepseek_yarn") else 1.0
         original = _rope_original(rp, name, where) or positions
         if rope_type in ("linear", "dynamic"):
@@ -782,6 +776,24 @@ def rope_cache_rows(cfg: Mapping[str, Any], positions: int, where: str) -> tuple
         else:
             rows.append(positions)
     return tuple(rows)
+
+
+def _rope_entries(cfg: Mapping[str, Any]) -> tuple[list[tuple[str, Mapping[str, Any]]], bool]:
+    """The rope parameter sets a config gives, each with its field name, and whether they are per
+    layer type: rope_scaling (or transformers v5's rope_parameters) as one set, or one per layer
+    type when every value is a set of its own; [] when it gives none."""
+    key = "rope_scaling" if isinstance(cfg.get("rope_scaling"), Mapping) else "rope_parameters"
+    rope = cfg.get(key)
+    if not isinstance(rope, Mapping) or not rope:
+        return [], False
+    if all(isinstance(v, Mapping) for v in rope.values()):
+        return [(f"{key}.{k}", v) for k, v in rope.items()], True
+    return [(key, rope)], False
+
+
+def _rope_type(rp: Mapping[str, Any]) -> str:
+    """A rope's type; the legacy key `type` reads as `rope_type` (patch_rope_scaling_dict)."""
+    return str(rp.get("rope_type") or rp.get("type") or "default")
 
 
 def _rope_factor(rp: Mapping[str, Any], name: str, where: str) -> float:

@@ -162,6 +162,15 @@ _BOMS = (
 )
 
 
+NUL_SCAN_BYTES = 4096  # how far into a file decode_text looks for a NUL
+
+
+def needs_decoding(head: bytes) -> bool:
+    """Whether decode_text reads a file that opens with `head` (its first NUL_SCAN_BYTES) other
+    than as plain UTF-8: a byte-order mark, or a NUL (refused)."""
+    return head.startswith(tuple(bom for bom, _ in _BOMS)) or b"\x00" in head[:NUL_SCAN_BYTES]
+
+
 def decode_text(data: bytes, label: str, what: str) -> str:
     """A file's bytes as text: UTF-8, or UTF-16/UTF-32 where a byte-order mark says so (the mark
     dropped). Anything else (Latin-1, UTF-16 without its mark) is a file that does not parse
@@ -171,7 +180,7 @@ def decode_text(data: bytes, label: str, what: str) -> str:
         if data.startswith(bom):
             encoding, start = name, len(bom)
             break
-    if encoding == "utf-8" and b"\x00" in data[:4096]:
+    if encoding == "utf-8" and b"\x00" in data[:NUL_SCAN_BYTES]:
         # valid UTF-8, but no YAML, JSON or CSV holds a NUL: UTF-16 or UTF-32 without its mark
         nul = data.index(b"\x00")
         raise YamlSyntaxError(f"{label}: {what}: a NUL byte at byte {nul}: UTF-16 or UTF-32 without a byte-order mark? save it as UTF-8")

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import FieldValueError, InputFileError, YamlSyntaxError
-from .schema import check_regular_file, decode_text
+from .schema import NUL_SCAN_BYTES, check_regular_file, decode_text, needs_decoding
 
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24
@@ -203,10 +203,10 @@ def _marked_text(path: Path, label: str):
         return lambda: path
     try:
         with open(path, "rb") as fh:
-            head = fh.read(4096)
+            head = fh.read(NUL_SCAN_BYTES)
     except OSError:
         return lambda: path  # pandas's own error, as before
-    if not head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) and b"\x00" not in head:
+    if not needs_decoding(head):
         return lambda: path
     text = decode_text(Path(path).read_bytes(), label, "not a CSV or JSON Lines table of arrivals")
     return lambda: io.StringIO(text)
