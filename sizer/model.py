@@ -492,6 +492,36 @@ ATTRIBUTE_NAMES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "bloom": (("hidden_size", ("n_embed",)), ("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",))),
     "falcon": (("num_hidden_layers", ("n_layer",)), ("num_attention_heads", ("n_head",)), ("intermediate_size", ("ffn_hidden_size",))),
     "mpt": (("hidden_size", ("d_model",)), ("num_hidden_layers", ("n_layers",)), ("num_attention_heads", ("n_heads",)), ("max_position_embeddings", ("max_seq_len",))),
+    # OPTConfig: fc1/fc2 are ffn_dim wide (vLLM opt.py OPTDecoderLayer: ColumnParallelLinear(embed_dim, config.ffn_dim))
+    "opt": (("intermediate_size", ("ffn_dim",)),),
+    # ChatGLM / GLM-4 (THUDM's ChatGLMConfig, vLLM chatglm.py): num_layers, ffn_hidden_size (the gated
+    # dense_h_to_4h is 2 x ffn_hidden_size), padded_vocab_size for the embedding and output layer,
+    # seq_length, kv_channels; KV heads multi_query_group_num when multi_query_attention
+    "chatglm": (("num_hidden_layers", ("num_layers",)), ("intermediate_size", ("ffn_hidden_size",)), ("vocab_size", ("padded_vocab_size",)), ("max_position_embeddings", ("seq_length",)), ("head_dim", ("kv_channels",))),
+    # DBRX (transformers DbrxConfig attribute_map; vLLM dbrx.py): d_model, n_layers, n_heads, max_seq_len;
+    # KV heads and the experts in the nested attn_config / ffn_config (read in _standard_names)
+    "dbrx": (("hidden_size", ("d_model",)), ("num_hidden_layers", ("n_layers",)), ("num_attention_heads", ("n_heads",)), ("max_position_embeddings", ("max_seq_len",))),
+}
+
+# Falcon's first checkpoints (tiiuae/falcon-7b, -40b before their in-library conversion) say
+# model_type "RefinedWebModel" / "RefinedWeb": vLLM reads them with its own RWConfig
+# (vllm/transformers_utils/configs/falcon.py: n_layer, n_head, n_head_kv as num_kv_heads, 1 when
+# absent; new_decoder_architecture forced on at hidden_size 8,192, "Hack for falcon-40b") and builds
+# FalconForCausalLM, whose KV heads are num_kv_heads under new_decoder_architecture, else 1 under
+# multi_query, else every head (vllm/model_executor/models/falcon.py FalconAttention).
+_REFINED_WEB_TYPES = ("RefinedWeb", "RefinedWebModel")
+
+# Model types whose transformers config class ties the lm_head to the embeddings when the
+# config.json leaves tie_word_embeddings out (PretrainedConfig's default, True, not overridden),
+# and whose vLLM model reads config.tie_word_embeddings or always ties. A config that gives the
+# field wins. Without this a Command-R config (which gives none) was sized with an untied lm_head:
+# 256,000 x 12,288 = 3.1B parameters (6.3 GB) more than CohereForAI/c4ai-command-r-plus's 103.8B.
+TIED_BY_DEFAULT: dict[str, str] = {
+    "cohere": "transformers CohereConfig(tie_word_embeddings=True); vLLM commandr.py has no lm_head (logits from embed_tokens)",
+    "cohere2": "transformers Cohere2Config(tie_word_embeddings=True); vLLM commandr.py has no lm_head (logits from embed_tokens)",
+    "starcoder2": "transformers Starcoder2Config(tie_word_embeddings=True); vLLM starcoder2.py: lm_head = embed_tokens when tied",
+    "gemma": "transformers GemmaConfig(tie_word_embeddings=True); vLLM gemma.py always ties",
+    "gemma2": "transformers Gemma2Config(tie_word_embeddings=True); vLLM gemma2.py always ties",
 }
 
 
@@ -503,11 +533,33 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     else all heads; MPT attn_config.kv_n_heads), tied embeddings (the classes' default true, GPT-J's
     false). Said in `notes`."""
     model_type = str(cfg.get("model_type"))
+    said = []
+    if model_type in _REFINED_WEB_TYPES:
+        cfg = {**cfg, "model_type": "falcon"}
+        if cfg.get("num_kv_heads") is None:
+            cfg["num_kv_heads"] = cfg.pop("n_head_kv", None) or 1
+        if cfg.get("hidden_size") == 8192:
+            cfg["new_decoder_architecture"] = True
+        said.append(f"model_type {model_type!r} read as falcon (vLLM's RWConfig: n_head_kv as num_kv_heads{', new_decoder_architecture at hidden_size 8,192' if cfg.get('hidden_size') == 8192 else ''})")
+        model_type = "falcon"
+    if model_type not in ATTRIBUTE_NAMES and cfg.get("tie_word_embeddings") is None and model_type in TIED_BY_DEFAULT:
+        cfg = {**cfg, "tie_word_embeddings": True}
+        notes.append(f"tie_word_embeddings: not in the config; true, as {TIED_BY_DEFAULT[model_type]}")
+    if model_type == "qwen" and isinstance(cfg.get("intermediate_size"), int) and not isinstance(cfg.get("intermediate_size"), bool):
+        # Qwen (1.x, QWenLMHeadModel): w1 and w2 are intermediate_size // 2 wide (QWenMLP's
+        # ff_dim_in = config.intermediate_size // 2 in Qwen's modeling_qwen.py, and vLLM qwen.py
+        # QWenMLP(config.hidden_size, config.intermediate_size // 2)); its heads are kv_channels wide
+        # and c_attn has a bias. Qwen-1.8B: 11,008 -> 5,504, 1.84B parameters as published, not 2.65B.
+        cfg = {**cfg, "intermediate_size": cfg["intermediate_size"] // 2, "attention_bias": True}
+        if cfg.get("head_dim") is None and cfg.get("kv_channels") is not None:
+            cfg["head_dim"] = cfg.pop("kv_channels")
+        notes.append(f"qwen: intermediate_size {cfg['intermediate_size']:,} (the config's half: QWenMLP's w1/w2 width), c_attn bias")
     names = ATTRIBUTE_NAMES.get(model_type)
     if names is None:
+        if said:
+            notes.append("; ".join(said))
         return cfg
     out = dict(cfg)
-    said = []
     for std, own in names:
         if out.get(std) is None:
             for key in own:
@@ -516,7 +568,7 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
                     said.append(f"{key} as {std}")
                     break
     hidden, heads = out.get("hidden_size"), out.get("num_attention_heads")
-    if out.get("intermediate_size") is None and isinstance(hidden, int) and not isinstance(hidden, bool):
+    if out.get("intermediate_size") is None and model_type != "dbrx" and isinstance(hidden, int) and not isinstance(hidden, bool):
         ratio = out.get("expansion_ratio", 4) if model_type == "mpt" else 4
         if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0:
             out["intermediate_size"] = int(ratio * hidden)
@@ -527,17 +579,81 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
             kv = 1 if out.get("multi_query", True) else heads
         elif model_type == "falcon":
             kv = out.pop("num_kv_heads", None) if out.get("new_decoder_architecture") else (1 if out.get("multi_query", True) else heads)
+            out.pop("num_kv_heads", None)  # FalconAttention ignores it without new_decoder_architecture
             kv = heads if kv is None else kv
-        elif model_type == "mpt" and isinstance(out.get("attn_config"), Mapping):
+        elif model_type in ("mpt", "dbrx") and isinstance(out.get("attn_config"), Mapping):
             kv = out["attn_config"].get("kv_n_heads")
+        elif model_type == "chatglm":
+            kv = out.pop("multi_query_group_num", None) if out.get("multi_query_attention") else heads
         if kv is not None:
             out["num_key_value_heads"] = kv
             said.append(f"num_key_value_heads {kv}")
+    if model_type == "dbrx" and isinstance(out.get("ffn_config"), Mapping):
+        # DbrxFFNConfig: every layer is MoE, moe_num_experts experts of ffn_hidden_size, moe_top_k per token
+        ffn = out["ffn_config"]
+        for std, key in (("num_local_experts", "moe_num_experts"), ("num_experts_per_tok", "moe_top_k"), ("moe_intermediate_size", "ffn_hidden_size")):
+            if out.get(std) is None and ffn.get(key) is not None:
+                out[std] = ffn[key]
+                said.append(f"ffn_config.{key} as {std}")
+    if model_type == "chatglm" and out.get("add_qkv_bias"):
+        out["attention_bias"] = True
     if out.get("tie_word_embeddings") is None:
-        out["tie_word_embeddings"] = model_type != "gptj"
+        # the config classes' defaults: GPT-J, DBRX and ChatGLM untied, the others PretrainedConfig's True
+        out["tie_word_embeddings"] = model_type not in ("gptj", "dbrx", "chatglm")
     if said:
         notes.append(f"{model_type}: {', '.join(said)} (transformers' attribute_map and defaults of its config class)")
     return out
+
+
+# Architectures sizer cannot size: their serving memory is not (only) a KV cache of softmax
+# attention per token, or they do not generate with a decoder. Each refused in one line naming the
+# field that says so, instead of a figure sized as a decoder-only transformer (a BERT config was
+# sized as a 12-layer decoder; Jamba-v0.1 as 32 attention + MoE layers: 92B parameters and 131,072
+# KV bytes a token, where it has 52B and 4 attention layers, 16,384 bytes, beside 28 Mamba layers'
+# fixed state per sequence).
+ENCODER_ONLY_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "distilbert", "albert", "camembert", "deberta", "deberta-v2", "electra", "modernbert", "nomic_bert", "mpnet", "xlm"})
+ENCODER_DECODER_TYPES = frozenset({"t5", "mt5", "umt5", "longt5", "switch_transformers", "bart", "mbart", "pegasus", "pegasus_x", "marian", "m2m_100", "nllb-moe", "whisper", "prophetnet", "led", "blenderbot", "seamless_m4t", "seamless_m4t_v2", "speech_to_text"})
+STATE_SPACE_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6", "rwkv7", "xlstm", "recurrent_gemma"})
+# Fields that place state-space (Mamba) or lightning-attention layers beside attention layers
+HYBRID_FIELDS = ("hybrid_override_pattern", "layers_block_type", "attn_layer_period", "attn_type_list", "mamba_d_state", "mamba_num_heads", "ssm_state_size", "mamba_d_ssm")
+
+
+def refuse_unsizable(cfg: Mapping[str, Any], outer: Mapping[str, Any] | None, where: str) -> None:
+    """Raise FieldValueError, one line naming the file and field, for a config whose architecture
+    sizer cannot size: encoder-only (BERT: no decoder, no KV cache), encoder-decoder (T5, Whisper:
+    an encoder pass and a cross-attention cache per request), state-space or recurrent models
+    (Mamba, RWKV: a fixed state per sequence), hybrids of those with attention (Jamba, Zamba,
+    Falcon-H1, Nemotron-H, Bamba) and MiniMax-01's lightning attention. Gated DeltaNet layers
+    (Qwen3-Next, Qwen3.5: linear_num_value_heads beside linear_attention layer_types) are modelled."""
+    for where_cfg in (outer, cfg):
+        if where_cfg is None:
+            continue
+        model_type = str(where_cfg.get("model_type", ""))
+        what = None
+        if model_type in ENCODER_ONLY_TYPES:
+            what = "an encoder-only model (no decoder, no KV cache; vLLM serves it for embeddings or classification)"
+        elif model_type in ENCODER_DECODER_TYPES or where_cfg.get("is_encoder_decoder") is True:
+            field = "model_type" if model_type in ENCODER_DECODER_TYPES else "is_encoder_decoder"
+            raise FieldValueError(
+                f"{where}: {field}: {model_type!r} is an encoder-decoder model (an encoder pass and a cross-attention cache per request); "
+                "sizer sizes decoder-only transformers and cannot size it"
+            )
+        elif model_type in STATE_SPACE_TYPES:
+            what = "a state-space / recurrent model (a fixed state per sequence, no KV cache)"
+        if what:
+            raise FieldValueError(f"{where}: model_type: {model_type!r} is {what}; sizer sizes decoder-only transformers' KV caches and cannot size it")
+    for key in HYBRID_FIELDS:
+        if _active(cfg.get(key)):
+            raise FieldValueError(
+                f"{where}: {key}: state-space (Mamba) or lightning-attention layers beside attention layers (model_type {cfg.get('model_type')!r}): "
+                "their fixed per-sequence state and weights are not modelled; sizer cannot size this hybrid"
+            )
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and "linear_attention" in [str(t) for t in types] and not _active(cfg.get("linear_num_value_heads")):
+        raise FieldValueError(
+            f"{where}: layer_types: linear_attention layers without linear_num_value_heads (model_type {cfg.get('model_type')!r}): "
+            "not Gated DeltaNet (Qwen3-Next), the one linear attention sizer models (MiniMax-01's lightning attention is not); sizer cannot size it"
+        )
 
 
 def _with_type_defaults(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -914,7 +1030,7 @@ def unmodelled_fields(
     Known fields are checked for whether they are in effect (Gemma 4's global_head_dim,
     num_global_key_value_heads, attention_k_eq_v, num_kv_shared_layers, enable_moe_block; an
     attention_chunk_size the layer rule above did not use; DeepSeek sparse attention's indexer; Qwen3-Next/3.5's linear-attention
-    layers; vision towers sizer could not count and audio towers; hybrid state-space layers; a sliding window no layer rule
+    layers; vision towers sizer could not count and audio towers; a sliding window no layer rule
     applies to). Any other field sizer neither reads nor knows to be harmless, whose name
     suggests the network's shape and whose value is set, is named as not read."""
     out: list[str] = []
@@ -976,12 +1092,6 @@ def unmodelled_fields(
         handled.add(key)
     if _active(cfg.get("cross_attention_layers")):
         warn("cross_attention_layers", "cross-attention layers (image keys and values), not modelled")
-    for key in ("hybrid_override_pattern", "attn_layer_period", "ssm_state_size", "mamba_d_state", "mamba_num_heads", "layers_block_type"):
-        if _active(cfg.get(key)):
-            warn(key, "hybrid state-space layers (a recurrent state, not a KV cache), not modelled: counted as attention layers")
-            break
-    if _active(cfg.get("is_encoder_decoder")):
-        warn("is_encoder_decoder", "an encoder-decoder model: sizer models decoder-only transformers")
     window = cfg.get("sliding_window")
     if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 and cfg.get("use_sliding_window") is not False:
         known = isinstance(types, list) or cfg.get("sliding_window_pattern") or cfg.get("use_sliding_window") is True
@@ -1040,6 +1150,7 @@ def arch_from_config(
             text["model_type"] = "gemma3_text"  # Gemma3Config's text_config class
         cfg = text
         notes.append("multimodal: language model from text_config")
+    refuse_unsizable(cfg, outer, where)
     n_notes = len(notes)
     cfg = _with_type_defaults(_standard_names(cfg, notes), notes)
     defaults_used = tuple(notes[n_notes:])  # said as a warning: figures not in the user's file

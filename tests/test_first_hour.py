@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 import sizer
 from sizer.catalog import device_key, model_key
+from sizer.errors import FieldValueError
 from sizer.cli import cli
 from sizer.errors import UnknownNameError
 from sizer.model import load_config_json
@@ -402,8 +403,8 @@ def test_other_configs_fields_are_found_by_the_mechanism_not_a_list_of_models(tm
     assert any("num_key_value_heads 1" in w for w in falcon.warnings)
     custom = load_config_json(_config(tmp_path, "custom", model_type="custom", multi_query=True, num_key_value_heads=None))
     assert any(w.startswith("multi_query = true") for w in custom.warnings)  # a type sizer has no rule for: named
-    hybrid = load_config_json(_config(tmp_path, "nemotron", hybrid_override_pattern="M-M-M*-"))
-    assert any(w.startswith("hybrid_override_pattern") for w in hybrid.warnings)
+    with pytest.raises(FieldValueError, match=r"config\.json: hybrid_override_pattern: state-space \(Mamba\)"):
+        load_config_json(_config(tmp_path, "nemotron", hybrid_override_pattern="M-M-M*-"))  # refused, not sized as attention layers
     odd = load_config_json(_config(tmp_path, "odd", num_memory_layers=4, bos_token_id=1, initializer_range=0.02, router_aux_loss_coef=0.1))
     assert [w.split(" = ")[0] for w in odd.warnings] == ["num_memory_layers"]
 

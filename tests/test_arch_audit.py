@@ -1,0 +1,134 @@
+"""Architectures sizer had not seen (tests/data/ARCH_AUDIT.md): published configs, trimmed to the
+fields sizer reads (tests/data/arch_audit/README.md names each source), sized against the model
+card's parameter count and the KV bytes a token the engine's model file gives; and the
+architectures sizer cannot size refused in one line naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sizer.errors import FieldValueError
+from sizer.memory import model_kv_bytes_per_token
+from sizer.model import load_config_json
+
+DATA = Path(__file__).parent / "data" / "arch_audit"
+
+
+def _load(name: str):
+    return load_config_json(DATA / f"{name}_config.json")
+
+
+def test_falcon_refinedweb_configs_are_read_as_vllms_rwconfig():
+    """tiiuae/falcon-7b's first config (model_type RefinedWebModel, n_head 71, multi_query) and
+    falcon-40b-instruct's (RefinedWeb, n_head_kv 8, hidden 8,192): vLLM's RWConfig maps n_layer,
+    n_head and n_head_kv, forces new_decoder_architecture at hidden 8,192, and FalconAttention
+    keeps one KV head under multi_query. Both were refused ('num_hidden_layers: required')."""
+    f7 = _load("falcon-7b")
+    assert (f7.num_hidden_layers, f7.num_attention_heads, f7.num_key_value_heads, f7.head_dim) == (32, 71, 1, 64)
+    assert model_kv_bytes_per_token(f7, "bf16") == 2 * 32 * 1 * 64 * 2  # 8,192 B: one K and one V head a layer
+    assert f7.total_params() == pytest.approx(6.92e9, rel=0.005)  # Falcon-7B: 6.92B (model card "7B")
+    f40 = _load("falcon-40b-instruct-rw")
+    assert (f40.num_hidden_layers, f40.num_key_value_heads) == (60, 8)
+    assert model_kv_bytes_per_token(f40, "bf16") == 2 * 60 * 8 * 64 * 2
+    assert f40.total_params() == pytest.approx(41.3e9, rel=0.01)  # Falcon-40B: 41.3B in its safetensors (card: "40B")
+
+
+@pytest.mark.parametrize(
+    ("name", "published", "vocab_x_hidden"),
+    [
+        ("command-r-plus", 103.8e9, 256_000 * 12_288),  # CohereForAI/c4ai-command-r-plus: "104B"; tied (CohereConfig, vLLM commandr.py)
+        ("starcoder2-3b", 3.03e9, 49_152 * 3_072),  # bigcode/starcoder2-3b: 3.03B; Starcoder2Config ties by default
+    ],
+)
+def test_an_absent_tie_word_embeddings_takes_the_config_class_default(name, published, vocab_x_hidden):
+    """Command-R(+) and StarCoder2-3B give no tie_word_embeddings; their transformers config classes
+    default it to true and vLLM ties them, so no separate lm_head: sized before with one,
+    vocab x hidden parameters too many (3.1B for Command-R+)."""
+    m = _load(name)
+    assert m.tie_word_embeddings
+    assert m.lm_head_params() == 0
+    assert m.total_params() == pytest.approx(published, rel=0.003)
+    assert any(w.startswith("tie_word_embeddings: not in the config; true") for w in m.warnings)
+
+
+def test_opt_ffn_dim_is_its_mlp_width():
+    """OPT's fc1/fc2 are ffn_dim wide (vLLM opt.py); it was refused ('intermediate_size: required')."""
+    m = _load("opt-66b")
+    assert m.intermediate_size == 36_864 and not m.gated_mlp and m.tie_word_embeddings
+    assert model_kv_bytes_per_token(m, "bf16") == 2 * 64 * 72 * 128 * 2
+    assert m.total_params() == pytest.approx(65.7e9, rel=0.005)  # facebook/opt-66b (card: "66B"; positional embeddings 2,050 x 9,216 aside)
+
+
+def test_chatglm_names():
+    """THUDM/chatglm3-6b: num_layers, ffn_hidden_size, padded_vocab_size, kv_channels and
+    multi_query_group_num (vLLM chatglm.py: KV heads multi_query_group_num under
+    multi_query_attention). Refused before ('num_hidden_layers: required')."""
+    m = _load("chatglm3-6b")
+    assert (m.num_hidden_layers, m.num_key_value_heads, m.head_dim, m.vocab_size, m.max_position_embeddings) == (28, 2, 128, 65_024, 8_192)
+    assert model_kv_bytes_per_token(m, "bf16") == 2 * 28 * 2 * 128 * 2  # 28,672 B
+    assert m.total_params() == pytest.approx(6.24e9, rel=0.005)  # 6.24B in its safetensors (card: "6B")
+
+
+def test_dbrx_nested_attn_and_ffn_config():
+    """databricks/dbrx-instruct: d_model, n_layers, n_heads and the nested attn_config.kv_n_heads,
+    ffn_config.{moe_num_experts, moe_top_k, ffn_hidden_size} (transformers DbrxConfig, vLLM dbrx.py:
+    16 gated experts of 10,752 in every layer). Refused before ('hidden_size: required')."""
+    m = _load("dbrx")
+    assert (m.hidden_size, m.num_hidden_layers, m.num_key_value_heads, m.num_experts, m.num_experts_per_tok, m.moe_intermediate_size) == (6144, 40, 8, 16, 4, 10_752)
+    assert all(m.moe_layers) and not m.tie_word_embeddings
+    assert model_kv_bytes_per_token(m, "bf16") == 2 * 40 * 8 * 128 * 2
+    assert m.total_params() == pytest.approx(132e9, rel=0.005)  # model card: 132B total
+    assert m.active_params_per_token() == pytest.approx(36e9, rel=0.02)  # model card: 36B active
+
+
+def test_qwen1_mlp_is_half_the_configs_intermediate_size():
+    """Qwen-1 (QWenLMHeadModel): QWenMLP's w1/w2 are intermediate_size // 2 wide; Qwen-1.8B was
+    sized at 2.65B parameters, 44 % over its published 1.84B, with no warning about it."""
+    m = _load("qwen-1_8b")
+    assert m.intermediate_size == 5_504 and m.attention_bias
+    assert m.total_params() == pytest.approx(1.84e9, rel=0.005)
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("jamba-v0.1", "attn_layer_period"),  # was sized as 32 attention + MoE layers: 92B for a 52B model
+        ("mamba-codestral-7b-v0.1", "model_type"),  # was 'num_attention_heads: required field is missing'
+        ("rwkv5-3b", "model_type"),
+        ("snowflake-arctic-embed-m", "model_type"),  # BERT: was sized as a 12-layer decoder, silently
+    ],
+)
+def test_architectures_sizer_cannot_size_are_refused_naming_file_and_field(name, field, tmp_path):
+    path = DATA / f"{name}_config.json"
+    with pytest.raises(FieldValueError) as err:
+        load_config_json(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: {field}: ") and "cannot size" in text and "\n" not in text
+    run = subprocess.run([sys.executable, "-m", "sizer", "explain", "--model", str(path), "--device", "H100-SXM"], capture_output=True, text=True)
+    assert run.returncode == 7 and run.stdout == ""
+    assert run.stderr.strip() == f"error: {text}"  # one line, no traceback
+
+
+@pytest.mark.parametrize(
+    ("cfg", "field"),
+    [
+        # T5Config / WhisperConfig names (t5-small's shape); is_encoder_decoder is their class default
+        ({"model_type": "t5", "d_model": 512, "num_layers": 6, "num_heads": 8, "d_ff": 2048, "vocab_size": 32128, "is_encoder_decoder": True}, "model_type"),
+        ({"model_type": "whisper", "d_model": 1280, "encoder_layers": 32, "decoder_layers": 32, "vocab_size": 51866}, "model_type"),
+        # any other type that says it
+        ({"model_type": "custom", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "is_encoder_decoder": True}, "is_encoder_decoder"),
+        # MiniMax-Text-01's layer_types (transformers' "minimax"): lightning attention, not Gated DeltaNet
+        ({"model_type": "minimax", "hidden_size": 6144, "num_hidden_layers": 8, "num_attention_heads": 64, "intermediate_size": 9216, "vocab_size": 200064,
+          "layer_types": ["linear_attention"] * 7 + ["full_attention"]}, "layer_types"),
+    ],
+)
+def test_encoder_decoder_and_lightning_attention_are_refused(cfg, field, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(FieldValueError, match=rf"^{path}: {field}: .*cannot size"):
+        load_config_json(path)
