@@ -1079,7 +1079,32 @@ class SglangPolicy(EnginePolicy):
 
 
 class TrtllmPolicy(EnginePolicy):
-    """TensorRT-LLM (trtllm-serve, PyTorch backend): a fraction of the memory left free."""
+    """TensorRT-LLM: free_gpu_memory_fraction of what the profiled peak leaves, in whole blocks.
+
+    The rule, per release (NVIDIA/TensorRT-LLM; files named where each part is used):
+
+    - PyTorch backend (trtllm-serve's default from 1.0; 0.17-0.21 with --backend pytorch),
+      tensorrt_llm/_torch/pyexecutor/_util.py: after the weights load, dummy context requests of
+      max_num_tokens tokens in all (each at most max_seq_len - 1; 0.17/0.18: max_seq_len) run once;
+      peak = torch's allocated peak + what is used outside torch (mem_get_info), and
+      available = (device total - peak [+ the temporary KV cache the run held: 0.19+]) x fraction,
+      i.e. fraction x (total - weights - activation peak - non-torch memory). The CUDA graphs, on
+      by default from 1.0 (llm_args.py cuda_graph_config = CudaGraphConfig()), are captured by the
+      warm-up before the run, so their pool is inside the peak. 1.0+ logs it as "Estimated max
+      memory in KV cache"; max_tokens = int(available // kv bytes per token).
+    - The KV cache manager then allocates ceil(max_tokens / tokens_per_block) blocks
+      (resource_manager.py KVCacheManager.calculate_max_num_blocks: math.ceil; the C++
+      kvCacheManager.cpp calculateMaxNumBlocks: tc::ceilDiv(maxTokens, tokensPerBlock)): the pool
+      is max_tokens rounded UP to whole blocks, which "[MemUsageChange] Allocated X GiB for max
+      tokens in paged KV cache (N)" prints (N = blocks x tokens_per_block).
+    - TensorRT-engine backend (0.x, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp
+      calculateMaxNumBlocks): maxTokens = int(fraction x free memory / bytes per token), free
+      after the engine's weights, its execution context (the activation TensorRT sized at build
+      time) and the runtime and decoder buffers, logged as "Memory usage when calculating max
+      tokens in paged kv cache: total: T GiB, available: A GiB"; the same ceil to blocks.
+    - A pool smaller than max_seq_len does not stop it: the attention window and max_seq_len are
+      lowered to the whole blocks the pool holds (resource_manager.py
+      get_max_atten_window_upper_bound; "Adjusted max_seq_len to N")."""
 
     name = "trtllm"
     label = "TensorRT-LLM"
@@ -1092,14 +1117,62 @@ class TrtllmPolicy(EnginePolicy):
     # ..., Ada Lovelace ..., Ampere: A100" (nvidia.github.io/TensorRT-LLM/supported-hardware.html):
     # CUDA kernels, no ROCm build. Before, a TensorRT-LLM workload could be planned on MI300X
     vendors = ("nvidia",)
-    INIT_BYTES = 0.6 * GIB  # CUDA context and runtime workspace (cuBLAS, NCCL) before the KV pool
+    # Memory outside torch (CUDA context, cuBLAS/NCCL workspaces) and the CUDA-graph pool: measured
+    # by the engine at start-up (_util.py "Memory used outside torch"), no figure in its source;
+    # sizer's estimate, not a rule
+    INIT_BYTES = 0.6 * GIB
     DEFAULT_TOKENS_PER_BLOCK = 32  # KvCacheConfig.tokens_per_block
+    OVERLAP_SCHEDULER = True  # TorchLlmArgs.disable_overlap_scheduler defaults to False
 
     @classmethod
     def rotary_cache_rows(cls, model: ModelArch) -> tuple[int, ...]:
         """TensorRT-LLM builds its rotary tables its own way (not vLLM's get_rope): one table of
         max_position_embeddings rows is counted, as before; a few MiB either way."""
         return (model.max_position_embeddings,)
+
+    @staticmethod
+    def pool_tokens(available_bytes: float, bytes_per_token: float, tokens_per_block: int) -> int:
+        """The tokens TensorRT-LLM's pool holds for `available_bytes` of KV memory:
+        max_tokens = int(available // bytes per token) (_util.py configure_kv_cache_capacity; the
+        C++ calculateMaxNumBlocks casts fraction x free / bytes per token to an int), then
+        ceil(max_tokens / tokens_per_block) blocks (resource_manager.py calculate_max_num_blocks
+        math.ceil; kvCacheManager.cpp tc::ceilDiv): rounded up, not down, to whole blocks."""
+        if available_bytes <= 0 or bytes_per_token <= 0:
+            return 0
+        max_tokens = int(available_bytes // bytes_per_token)
+        return ceil_div(max_tokens, tokens_per_block) * tokens_per_block
+
+    @classmethod
+    def estimation_tokens(cls, settings: EngineSettings, overlap_scheduler: bool | None = None) -> int:
+        """The temporary KV cache the profiling run holds (0.19+: KvCacheCreator._get_token_num_for_estimation):
+        dummy requests of max_num_tokens tokens in all, each at most max_seq_len - 1
+        (_create_dummy_context_requests), each with one generated token more (two with the overlap
+        scheduler, on by default), each rounded up to whole blocks. The figure is added back to the
+        available memory, so it moves no pool; it is what the log's "tmp kv_mem" and the first
+        "Allocated ... (N)" line print."""
+        overlap = cls.OVERLAP_SCHEDULER if overlap_scheduler is None else overlap_scheduler
+        extra = 2 if overlap else 1
+        tpb = settings.block_size_tokens
+        per_request = max(min(settings.max_num_batched_tokens, max(settings.max_model_len - 1, 1)), 1)
+        blocks, remaining = 0, settings.max_num_batched_tokens
+        while remaining > 0:
+            n = min(per_request, remaining)
+            blocks += ceil_div(n + extra, tpb)
+            remaining -= n
+        return blocks * tpb
+
+    @staticmethod
+    def dummy_requests(settings: EngineSettings) -> int:
+        """How many dummy context requests the profiling run sends: max_num_tokens in pieces of at
+        most max_seq_len - 1 tokens (_util.py _create_dummy_context_requests)."""
+        return ceil_div(settings.max_num_batched_tokens, max(min(settings.max_num_batched_tokens, settings.max_model_len - 1), 1))
+
+    @staticmethod
+    def seq_len_cap(pool_tokens: int, tokens_per_block: int) -> int:
+        """The max_seq_len TensorRT-LLM falls back to when its pool is shorter than max_seq_len:
+        the whole blocks the pool holds (resource_manager.py get_max_atten_window_upper_bound,
+        beam width 1, no sink tokens)."""
+        return (pool_tokens // tokens_per_block) * tokens_per_block
 
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
         # tensorrt_llm/llmapi/llm_args.py: KvCacheConfig.free_gpu_memory_fraction 0.9,
@@ -1119,17 +1192,29 @@ class TrtllmPolicy(EnginePolicy):
         activation = settings.max_num_batched_tokens * self.activation_per_token_bytes(model, tp)
         overhead = self.INIT_BYTES + (0.1 * GIB) * (tp - 1)
         f = settings.memory_fraction
+        tpb = settings.block_size_tokens
 
         def free(weights: float) -> float:
+            # device total - (peak - the temporary KV): the weights, the profiling run's activation
+            # peak and what is used outside torch
             return gpu.usable_memory_bytes - weights - buffers - activation - overhead
+
+        def pool(weights: float, kvs) -> float:
+            # fraction x free, as whole tokens, rounded up to whole blocks: what is allocated
+            return float(self.pool_tokens(f * free(weights), kvs.bytes_per_token, tpb) * kvs.bytes_per_token)
 
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
-            pool_of=lambda weights, _kv: f * free(weights),
+            pool_of=pool,
             budget_of=lambda weights: gpu.usable_memory_bytes - (1 - f) * max(free(weights), 0.0),
-            budget_rule=f"weights, activations and runtime first; then {self.fraction_name} x what is left",
+            budget_rule=(
+                f"{self.fraction_name} x (device total - the profiled peak: weights, activations of the "
+                f"max_num_tokens run, memory outside torch), as int(tokens) rounded up to whole blocks"
+            ),
             buffers=buffers, activation=activation, overhead=overhead,
         )
+        # the engine's "Estimated max memory in KV cache" is the memory before the rounding
+        stages = [replace(m, engine_available_kv_bytes=max(f * free(m.weights_bytes_per_gpu), 0.0)) for m in stages]
         return binding_stage(stages)
 
     def launch_command(self, model, *, tp, pp, kv, weight_dtype, settings, max_num_seqs):

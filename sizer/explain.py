@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .candidates import parallelism_reason
 from .catalog import Gpu, served_id_warnings
-from .engines import EngineOverrides, EngineSettings, SglangPolicy, engine_policy, resolve_kv_dtype
+from .engines import EngineOverrides, EngineSettings, SglangPolicy, TrtllmPolicy, engine_policy, resolve_kv_dtype
 from .errors import FieldValueError
 from .memory import KvFormat, MemoryBreakdown
 from .model import ModelArch, weight_scheme
@@ -204,6 +204,9 @@ def check_gpu_layers(model: ModelArch, gpu_layers: int | None) -> None:
 def _blocks_formula(m, model: ModelArch, policy, settings) -> str:
     """How the blocks were counted: floor(pool / block), or llama.cpp's cells, with the sliding
     layers' smaller cache (LlamaCppPolicy.cache_cells) named."""
+    if m.engine == "trtllm":
+        return (f"ceil(max_tokens / {m.block_size_tokens}): TensorRT-LLM rounds up to whole blocks "
+                "(KVCacheManager.calculate_max_num_blocks; kvCacheManager.cpp ceilDiv)")
     if m.engine != "llamacpp":
         return "floor(pool / block)"
     cells, swa = policy.cache_cells(model, settings)
@@ -232,7 +235,59 @@ def _g(x: float) -> str:
     return f"{round(x / GIB, 2):g}"
 
 
-def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estimate: float = 0.0, latent_kv: bool = False) -> tuple[str, ...]:
+def trtllm_log_lines(m: MemoryBreakdown, version: str, settings=None) -> tuple[str, ...]:
+    """TensorRT-LLM's start-up lines about the KV pool, per release, with sizer's figures: the PyTorch
+    backend's profiling line (tensorrt_llm/_torch/pyexecutor/_util.py: 0.17/0.18 "Peak memory ... available
+    KV cache memory when calculating max tokens"; 0.19+ adds "fraction is set ..., kv size is ...", the
+    device total and the temporary KV; 1.0+ "Estimated max memory in KV cache : X GiB", before it
+    "Estimated max tokens in KV cache : N"), then each rank's KV cache manager (cpp/tensorrt_llm/
+    batch_manager/kvCacheManager.cpp: "[MemUsageChange] Allocated %0.2f GiB for max tokens in paged KV
+    cache (%d).", the primary pool's bytes over 1 << 30 and its blocks x tokens per block)."""
+    from .engines import _version_tuple
+
+    v = _version_tuple(version)
+    f = m.memory_fraction
+    avail = m.engine_available_kv_bytes
+    bpt = m.kv_bytes_per_token_per_gpu
+    total = m.usable_memory_bytes
+    tmp = TrtllmPolicy.estimation_tokens(settings) * bpt if settings is not None and v >= (0, 19) else 0.0
+    peak = total - (avail / f if f else 0.0) + tmp
+    max_tokens = int(avail // bpt) if bpt else 0
+    out = []
+    if v >= (0, 19):
+        out.append(
+            f"[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): {peak / GIB:.2f} GiB, available KV cache memory "
+            f"when calculating max tokens: {avail / GIB:.2f} GiB, fraction is set {f:g}, kv size is {bpt:.0f}. device total memory "
+            f"{total / GIB:.2f} GiB, , tmp kv_mem {tmp / GIB:.2f} GiB"
+        )
+    else:
+        out.append(
+            f"[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): {peak / GIB:.2f} GiB, available KV cache memory "
+            f"when calculating max tokens: {avail / GIB:.2f} GiB"
+        )
+    out.append(
+        f"[TRT-LLM] [I] Estimated max memory in KV cache : {avail / GIB:.2f} GiB" if v >= (1, 0) else f"[TRT-LLM] [I] Estimated max tokens in KV cache : {max_tokens}"
+    )
+    out.append(f"[TensorRT-LLM][INFO] Number of tokens per block: {m.block_size_tokens}.")
+    out.append(
+        f"[TensorRT-LLM][INFO] [MemUsageChange] Allocated {m.engine_gpu_blocks * m.block_bytes_per_gpu / GIB:.2f} GiB for max tokens in paged KV cache "
+        f"({m.engine_gpu_blocks * m.block_size_tokens})."
+    )
+    if settings is not None:
+        seq = settings.max_model_len
+        if m.engine_kv_tokens and m.engine_kv_tokens < seq:
+            seq = TrtllmPolicy.seq_len_cap(m.engine_kv_tokens, m.block_size_tokens)
+            out.append(f"[TRT-LLM] [W] Adjusted max_seq_len to {seq}")
+        out.append(
+            f"[TRT-LLM] [I] max_seq_len={seq}, max_num_requests={settings.max_num_seqs}, max_num_tokens={settings.max_num_batched_tokens}, "
+            f"max_batch_size={settings.max_num_seqs}"
+        )
+    return tuple(out)
+
+
+def engine_log_lines(
+    m: MemoryBreakdown, engine: str, version: str, graph_estimate: float = 0.0, latent_kv: bool = False, settings=None
+) -> tuple[str, ...]:
     """The startup lines `engine` at `version` prints about memory, with sizer's figures in them, in that
     release's own format (vLLM: gpu_model_runner.py load_model, gpu_worker.py determine_available_memory
     and MemoryProfilingResult.__repr__, gpu_model_runner.py profile_cudagraph_memory, kv_cache_utils.py
@@ -289,15 +344,7 @@ def engine_log_lines(m: MemoryBreakdown, engine: str, version: str, graph_estima
             return (f"Load weight end. ... mem usage={weights / GIB:.2f} GB.", mamba, kv_line)
         return (f"Load weight end. ... mem usage={weights / GIB:.2f} GB.", kv_line)
     if engine == "trtllm":
-        # each rank's KV cache manager (NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/
-        # kvCacheManager.cpp: "[MemUsageChange] Allocated %0.2f GiB for max tokens in paged KV cache
-        # (%d).", the primary pool's bytes over 1 << 30 and its blocks x tokens per block)
-        return (
-            f"[TensorRT-LLM][INFO] Number of blocks in KV cache primary pool: {m.engine_gpu_blocks}",
-            f"[TensorRT-LLM][INFO] Number of tokens per block: {m.block_size_tokens}.",
-            f"[TensorRT-LLM][INFO] [MemUsageChange] Allocated {m.engine_gpu_blocks * m.block_bytes_per_gpu / GIB:.2f} GiB for max tokens in paged KV cache "
-            f"({m.engine_gpu_blocks * m.block_size_tokens}).",
-        )
+        return trtllm_log_lines(m, version, settings)
     return ()
 
 
@@ -451,12 +498,26 @@ def explain_config(
         ),
         Line(
             label="- activation peak",
-            formula=f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {min(eng.max_num_seqs, eng.max_num_batched_tokens)} sequences, the larger"
+            formula=(
+                f"profiling run of max_num_tokens {eng.max_num_batched_tokens} tokens as {TrtllmPolicy.dummy_requests(eng)} dummy "
+                f"request(s) of <= max_seq_len - 1 = {max(eng.max_model_len - 1, 1):,} tokens (torch's peak over the weights)"
+                if m.engine == "trtllm"
+                else f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {min(eng.max_num_seqs, eng.max_num_batched_tokens)} sequences, the larger"
+            )
             if m.activation_bytes_per_gpu
             else "inside the engine's reserve, not taken from the pool",
             value=_gib(m.activation_bytes_per_gpu),
         ),
-        Line(label="- runtime overhead", formula=(f"HIP context, RCCL and workspaces at tp={tp}" if gpu.vendor == "amd" else f"CUDA context, NCCL and workspaces at tp={tp}"), value=_gib(m.runtime_overhead_bytes_per_gpu)),
+        Line(
+            label="- runtime overhead",
+            formula=(
+                f"HIP context, RCCL and workspaces at tp={tp}" if gpu.vendor == "amd"
+                else f"memory outside torch at tp={tp} (CUDA context, NCCL, workspaces, the CUDA graphs' pool): measured by TensorRT-LLM at start-up, sizer's estimate"
+                if m.engine == "trtllm"
+                else f"CUDA context, NCCL and workspaces at tp={tp}"
+            ),
+            value=_gib(m.runtime_overhead_bytes_per_gpu),
+        ),
         *[Line(label=f"    {term}", formula=how, value=_gib(value)) for term, how, value in m.detail],
         *(
             [Line(label="- CUDA graphs", formula="vLLM >= 0.20 subtracts its CUDA-graph estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)", value=_gib(m.cuda_graph_bytes_per_gpu))]
@@ -470,6 +531,17 @@ def explain_config(
             label="block",
             formula=f"{m.block_size_tokens} tokens x {m.kv_bytes_per_token_per_gpu:,.0f} B",
             value=f"{m.block_bytes_per_gpu / MIB:,.3f} MiB",
+        ),
+        *(
+            [Line(
+                label="available KV memory",
+                formula=f"{m.memory_fraction_name} {m.memory_fraction:g} x (total - weights - activation - outside torch): "
+                f"\"Estimated max memory in KV cache\"; max_tokens = int(it / {m.kv_bytes_per_token_per_gpu:,.0f} B) = "
+                f"{int(m.engine_available_kv_bytes // m.kv_bytes_per_token_per_gpu) if m.kv_bytes_per_token_per_gpu else 0:,}",
+                value=_gib(m.engine_available_kv_bytes),
+            )]
+            if m.engine == "trtllm"
+            else []
         ),
         Line(label="KV blocks per GPU", formula=_blocks_formula(m, model, policy, eng), value=f"{m.kv_blocks_per_gpu:,}"),
         Line(label="KV tokens per replica", formula=f"blocks x {m.block_size_tokens}", value=f"{m.kv_tokens:,}"),
@@ -530,14 +602,40 @@ def explain_config(
     )
     if requested_kv != kv_dtype:
         lines.append(Line(label="KV dtype auto", formula=f"the checkpoint's dtype ({model.torch_dtype})", value=kv.label))
-    lines.append(
-        Line(
-            label=f"{engine_policy(m.engine).label} would log",
-            formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; "
-            f"maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x",
-            value=_gib(m.engine_available_kv_bytes),
+    if m.engine == "trtllm":
+        est = TrtllmPolicy.estimation_tokens(eng)
+        lines.append(
+            Line(
+                label="profiling KV (temporary)",
+                formula=f"{TrtllmPolicy.dummy_requests(eng)} dummy request(s), each + 2 tokens (overlap scheduler), "
+                f"in whole {m.block_size_tokens}-token blocks: {est:,} tokens, added back after the run",
+                value=_gib(est * m.kv_bytes_per_token_per_gpu),
+            )
         )
-    )
+        lines.append(
+            Line(
+                label=f"{engine_policy(m.engine).label} would log",
+                formula=f"Allocated {m.engine_gpu_blocks * m.block_bytes_per_gpu / GIB:.2f} GiB for max tokens in paged KV cache "
+                f"({m.engine_kv_tokens:,}): {m.engine_gpu_blocks:,} blocks",
+                value=_gib(m.engine_available_kv_bytes),
+            )
+        )
+        if m.kv_pool_bytes_per_gpu > 0 and m.max_model_len and m.engine_kv_tokens < m.max_model_len:
+            cap = TrtllmPolicy.seq_len_cap(m.engine_kv_tokens, m.block_size_tokens)
+            warnings.append(
+                f"the pool holds {m.engine_kv_tokens:,} tokens, fewer than --max_seq_len {m.max_model_len:,}: TensorRT-LLM starts anyway and "
+                f"lowers the attention window and max_seq_len to {cap:,} (\"Adjusted max_seq_len to {cap}\"; "
+                "resource_manager.py get_max_atten_window_upper_bound): longer requests are refused"
+            )
+    else:
+        lines.append(
+            Line(
+                label=f"{engine_policy(m.engine).label} would log",
+                formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; "
+                f"maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x",
+                value=_gib(m.engine_available_kv_bytes),
+            )
+        )
     if m.engine == "vllm" and m.fits and m.engine_max_concurrency < 1:
         from .candidates import max_model_len_reason
 
@@ -563,7 +661,8 @@ def explain_config(
         launch_command=cmd,
         warnings=tuple(warnings),
         engine_log=engine_log_lines(
-            m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0, latent_kv=model.is_mla
+            m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0, latent_kv=model.is_mla,
+            settings=eng,
         ),
         requested_kv_dtype=requested_kv,
     )
