@@ -5,7 +5,10 @@ reused, so the two cannot drift apart).
     python benchmarks/vllm_logs.py            # Markdown: one row per log, then a summary per set
 
 Shared, held-out and audit 0.19 sets (the audit: 17 further runs of the shared sweep, 2026-12-06): KV tokens ("GPU KV cache size: N tokens"); other releases and the
-MI355X (ROCm) set: the pool in GiB ("Available KV cache memory").
+MI355X (ROCm) set: the pool in GiB ("Available KV cache memory"). TensorRT-LLM set
+(tests/data/vllm_logs/trtllm_startup_logs.yaml, audit TRTLLM_AUDIT.md): tokens of "[MemUsageChange] Allocated X GiB
+for max tokens in paged KV cache (N)" (end to end where the log's GPU is in the catalog, else sizer's rule on
+the log's own available memory), or the allocation line's GiB.
 """
 
 from __future__ import annotations
@@ -42,7 +45,11 @@ def main() -> int:
     for e in ROCM:
         m = _rocm(e, catalog)
         rows.append(("MI355X (ROCm)", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in ROCM_MEASURED else ""))
-    print("| set | vLLM | log | unit | logged | sizer | error | |")
+    from tests.test_trtllm_memory import trtllm_rows
+
+    for i, rel, backend, unit, logged, pred, note in trtllm_rows(catalog):
+        rows.append((f"TensorRT-LLM ({backend})", rel, i, unit, logged, pred, note))
+    print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
         fmt = "{:,}" if unit == "tokens" else "{:.2f}"
