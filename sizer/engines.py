@@ -1164,8 +1164,10 @@ class TrtllmPolicy(EnginePolicy):
     @staticmethod
     def dummy_requests(settings: EngineSettings) -> int:
         """How many dummy context requests the profiling run sends: max_num_tokens in pieces of at
-        most max_seq_len - 1 tokens (_util.py _create_dummy_context_requests)."""
-        return ceil_div(settings.max_num_batched_tokens, max(min(settings.max_num_batched_tokens, settings.max_model_len - 1), 1))
+        most max_seq_len - 1 tokens (_util.py _create_dummy_context_requests; 0.17/0.18's
+        create_dummy_context_request: max_seq_len)."""
+        longest = settings.max_model_len - (1 if _version_tuple(settings.version) >= (0, 19) else 0)
+        return ceil_div(settings.max_num_batched_tokens, max(min(settings.max_num_batched_tokens, longest), 1))
 
     @staticmethod
     def seq_len_cap(pool_tokens: int, tokens_per_block: int) -> int:

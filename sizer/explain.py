@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .candidates import parallelism_reason
 from .catalog import Gpu, served_id_warnings
-from .engines import EngineOverrides, EngineSettings, SglangPolicy, TrtllmPolicy, engine_policy, resolve_kv_dtype
+from .engines import EngineOverrides, EngineSettings, SglangPolicy, TrtllmPolicy, _version_tuple, engine_policy, resolve_kv_dtype
 from .errors import FieldValueError
 from .memory import KvFormat, MemoryBreakdown
 from .model import ModelArch, weight_scheme
@@ -243,8 +243,6 @@ def trtllm_log_lines(m: MemoryBreakdown, version: str, settings=None) -> tuple[s
     "Estimated max tokens in KV cache : N"), then each rank's KV cache manager (cpp/tensorrt_llm/
     batch_manager/kvCacheManager.cpp: "[MemUsageChange] Allocated %0.2f GiB for max tokens in paged KV
     cache (%d).", the primary pool's bytes over 1 << 30 and its blocks x tokens per block)."""
-    from .engines import _version_tuple
-
     v = _version_tuple(version)
     f = m.memory_fraction
     avail = m.engine_available_kv_bytes
@@ -500,7 +498,8 @@ def explain_config(
             label="- activation peak",
             formula=(
                 f"profiling run of max_num_tokens {eng.max_num_batched_tokens} tokens as {TrtllmPolicy.dummy_requests(eng)} dummy "
-                f"request(s) of <= max_seq_len - 1 = {max(eng.max_model_len - 1, 1):,} tokens (torch's peak over the weights)"
+                f"request(s) of at most {max(eng.max_model_len - (1 if _version_tuple(eng.version) >= (0, 19) else 0), 1):,} tokens "
+                f"(max_seq_len{' - 1' if _version_tuple(eng.version) >= (0, 19) else ''}; torch's peak over the weights)"
                 if m.engine == "trtllm"
                 else f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {min(eng.max_num_seqs, eng.max_num_batched_tokens)} sequences, the larger"
             )
