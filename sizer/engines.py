@@ -895,8 +895,12 @@ class SglangPolicy(EnginePolicy):
         gpu_mem is nvidia-smi's memory.total in MiB (utils.get_nvgpu_memory_capacity); sizer takes
         the catalog's memory_gib x 1024 (H100: 81,920 against nvidia-smi's 81,559: 0.001 in the fraction).
 
-        - up to 0.4.7 (__post_init__): 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16 on
-          GPUs of <= 81,920 MiB; larger GPUs (gpu_mem - 13 GiB) / gpu_mem. Chunk 2048 under 25,000 MB, else 8192.
+        - up to 0.4.5 (__post_init__): 0.88 at TP 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16 on every
+          GPU (the wheels of 0.4.1.post7, 0.4.3.post4, 0.4.4, 0.4.5). Chunk 2048 under 25,000 MB, else 8192.
+        - 0.4.6: that by-TP rule on GPUs of <= 81,920 MiB; larger GPUs (gpu_mem - 13 GiB) / gpu_mem.
+        - 0.4.7: by TP x PP on GPUs of <= 81,920 MiB, else 0.88; then on CUDA GPUs over 180,000 MiB 0.79,
+          and on GPUs over 96 GiB min(f + 48 GiB x (1 - f) / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem). Chunk
+          16384 over 180,000 MiB.
         - 0.4.8-0.5.2: reserved = (2.8 + tp x pp / 10) GiB under 35 GiB, (9.5 + tp x pp / 2) GiB under
           90, (12 + tp x pp / 2) under 160, 32 GiB above; fraction = round((gpu_mem - reserved) / gpu_mem, 3).
         - 0.5.3+ (_handle_gpu_memory_settings): chunked_prefill_size and cuda_graph_max_bs by memory
@@ -911,12 +915,25 @@ class SglangPolicy(EnginePolicy):
         p = tp * pp
         if v < (0, 4, 8):
             chunk = 2048 if mem < 25_000 else 8192
-            if mem <= 81920:
-                f = 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
-                rule = "SGLang <= 0.4.7: by TP size"
-            else:
+
+            def by_size(n: int) -> float:
+                return 0.79 if n >= 16 else 0.81 if n >= 8 else 0.85 if n >= 4 else 0.87 if n >= 2 else 0.88
+
+            if v < (0, 4, 6) or (v < (0, 4, 7) and mem <= 81920):
+                f = by_size(tp)
+                rule = "SGLang <= 0.4.6: by TP size"
+            elif v < (0, 4, 7):
                 f = (mem - 13 * 1024) / mem
-                rule = "SGLang <= 0.4.7: (gpu_mem - 13 GiB) / gpu_mem"
+                rule = "SGLang 0.4.6: (gpu_mem - 13 GiB) / gpu_mem"
+            else:
+                f = by_size(p) if mem <= 81920 else 0.88
+                rule = "SGLang 0.4.7: by TP x PP size"
+                if mem > 180_000 and gpu.vendor.lower() == "nvidia":
+                    f, chunk = 0.79, 16384
+                    rule = "SGLang 0.4.7: 0.79 on CUDA GPUs over 180,000 MiB"
+                elif mem > 96 * 1024:
+                    f = min(f + 48 * 1024 * (1 - f) / mem, (mem - 18 * 1024) / mem)
+                    rule = "SGLang 0.4.7: min(0.88 + 48 GiB x 0.12 / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem)"
         elif v < (0, 5, 3):
             chunk = 2048 if mem < 25_000 else 8192
             reserved = (2.8 + p / 10 if mem < 35 * 1024 else 9.5 + p / 2 if mem < 90 * 1024 else 12 + p / 2 if mem < 160 * 1024 else 32) * 1024
