@@ -907,6 +907,13 @@ class SglangPolicy(EnginePolicy):
           class (2048/8 under 20 GiB, 2048/24 (80 at TP >= 4) under 35, 4096/32 (160) under 60,
           8192/256 (512) under 160, 16384/512 above); reserved = 512 + max(chunk, 2048) x 1.5 +
           cuda_graph_max_bs x 2 + tp x pp / 8 x 1024 MiB, at least 10 GiB on GPUs over 60 GiB.
+        - 0.5.10+: the piecewise CUDA graph of the prefill is on by default (0.5.9 had
+          enable_piecewise_cuda_graph False, 0.5.10 disable_piecewise_cuda_graph False) and reserves 8 MiB
+          per capture size (4..32 by 4, 48..256 by 16, 288..512 by 32, 576..1024 by 64, 1280..4096 by 256,
+          then by 512 up to the chunk: 58 sizes at 8192, 74 at 16384), 1.5 GiB on an MLA model, before the
+          10 GiB floor (server_args.py _handle_gpu_memory_settings; 0.5.20+ arg_groups/memory_hook.py
+          reserve_for_graph_mb). It stays off (_handle_piecewise_cuda_graph) on ROCm, with PP > 1, for
+          multimodal models and for Qwen3-Next, DeepSeek-V3.2, GLM-5 (DSA), Ling-2.5 and LLaDA.
         - 0.4.10+: multimodal models scale it by 0.95 x (1 - 0.1 x (vit layers x width^2 / (24 x 1024^2) - 1)),
           that factor held within [0.8, 1.05] (adjust_mem_fraction_for_vlm); sizer has no vision width
           and applies 0.95 (a ViT of about 24 x 1024^2) when the model is multimodal."""
@@ -951,14 +958,42 @@ class SglangPolicy(EnginePolicy):
             else:
                 chunk, cg = 16384, 512
             reserved = 512 + max(chunk, 2048) * 1.5 + cg * 2 + p / 8 * 1024
+            piecewise = SglangPolicy.piecewise_graph_reserve_mib(gpu, model, pp, chunk, version)
+            reserved += piecewise
             if mem > 60 * 1024:
                 reserved = max(reserved, 10 * 1024)
             f = round((mem - reserved) / mem, 3)
-            rule = f"SGLang 0.5.3+: (gpu_mem - {reserved:,.0f} MiB reserved for a {chunk}-token chunk and graphs to batch {cg}) / gpu_mem"
+            rule = f"SGLang 0.5.3+: (gpu_mem - {reserved:,.0f} MiB reserved for a {chunk}-token chunk and graphs to batch {cg}"
+            rule += f", {piecewise:,.0f} MiB for the prefill's piecewise graphs) / gpu_mem" if piecewise else ") / gpu_mem"
         if v >= (0, 4, 10) and model is not None and (model.multimodal or model.vision_params):
             f *= 0.95
             rule += "; x 0.95 for a multimodal model"
         return f, chunk, rule
+
+    # Architectures SGLang keeps off the piecewise CUDA graph (configs/model_config.py
+    # piecewise_cuda_graph_disabled_model_archs, 0.5.10; DeepSeek-V3.2's DSA by is_deepseek_nsa), by model_type
+    PIECEWISE_GRAPH_OFF_MODEL_TYPES = ("qwen3_next", "deepseek_v32", "glm_moe_dsa", "bailing_moe_v2_5", "llada")
+
+    @staticmethod
+    def piecewise_capture_sizes(max_tokens: int) -> list[int]:
+        """The prefill token counts SGLang captures piecewise graphs for, up to the chunk
+        (server_args.py _generate_piecewise_cuda_graph_tokens, 0.5.10-0.5.12)."""
+        sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64), *range(1280, 4097, 256),
+                 *range(4608, max_tokens + 1, 512)]
+        return [n for n in sizes if n <= max_tokens]
+
+    @staticmethod
+    def piecewise_graph_reserve_mib(gpu: Gpu, model: ModelArch | None, pp: int, chunk: int, version: str) -> float:
+        """MiB the default mem_fraction_static sets aside for the piecewise CUDA graphs of the prefill:
+        8 MiB per capture size (1.5 GiB on an MLA model) from 0.5.10, where the graph is on by default; 0
+        where SGLang turns it off (ROCm, PP > 1, multimodal models, the listed architectures)."""
+        if _version_tuple(version) < (0, 5, 10) or gpu.vendor.lower() != "nvidia" or pp > 1:
+            return 0.0
+        if model is not None and (model.multimodal or model.vision_params or model.model_type in SglangPolicy.PIECEWISE_GRAPH_OFF_MODEL_TYPES):
+            return 0.0
+        if model is not None and model.is_mla:
+            return 1.5 * 1024
+        return 8.0 * len(SglangPolicy.piecewise_capture_sizes(chunk))
 
     def settings(self, gpu, model, tp, *, version, overrides, max_model_len):
         version = version or self.default_version
