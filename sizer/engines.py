@@ -887,6 +887,15 @@ class SglangPolicy(EnginePolicy):
     # CUDA figures.
     INIT_BYTES_TP1_CDNA4 = 7.86 * GIB
     INIT_BYTES_PER_PEER_CDNA4 = 0.32 * GIB
+    # Over PCIe the per-peer figure above does not apply. SGLang turns its custom all-reduce off on
+    # more than two PCIe-only GPUs and where peer access fails (distributed/device_communicators/
+    # custom_all_reduce.py: "not supported on more than two PCIe-only GPUs", _can_p2p; 0.4.3.post4 to
+    # 0.5.9) and NCCL's NVLink SHARP buffers stay off (entrypoints/engine.py sets NCCL_NVLS_ENABLE from
+    # --enable-nccl-nvls, default off), which leaves one NCCL communicator over PCIe. Its logged cost
+    # does not grow with the peers: "Init torch distributed ends. mem usage=0.26 GB" at TP 2 on RTX 4090
+    # (sgl-project/sglang#16920) and 0.13 GB at TP 4 on L4 (didier-durand/llms-in-clouds docs/sglang.md).
+    # sizer takes the larger, 0.26 GiB, once, at any TP > 1.
+    INIT_BYTES_COMM_PCIE = 0.26 * GIB
 
     @staticmethod
     def default_fraction(gpu: Gpu, model: ModelArch | None, tp: int, pp: int, version: str) -> tuple[float, int, str]:
@@ -1062,9 +1071,17 @@ class SglangPolicy(EnginePolicy):
             return stage_kv(model, kv, tp, pp, self.linear_state_bytes(model, tp))
         return stage_kv(model, kv, tp, pp, 0.0)
 
+    @staticmethod
+    def pcie_only(gpu: Gpu | None, tp: int) -> bool:
+        """True where the TP group talks over PCIe alone: a PCIe card whose NVLink bridge, if any,
+        does not join all `tp` GPUs (SGLang's is_full_nvlink asks NVML for NVLink between every pair)."""
+        return gpu is not None and gpu.interconnect == "pcie" and not (gpu.bridge_gpus and tp <= gpu.bridge_gpus)
+
     def init_bytes(self, tp: int, gpu: Gpu | None = None) -> float:
         if gpu is not None and gpu.family == "cdna4":
             return self.INIT_BYTES_TP1_CDNA4 + self.INIT_BYTES_PER_PEER_CDNA4 * (tp - 1)
+        if tp > 1 and self.pcie_only(gpu, tp):
+            return self.INIT_BYTES_TP1 + self.INIT_BYTES_COMM_PCIE
         return self.INIT_BYTES_TP1 + self.INIT_BYTES_PER_PEER * (tp - 1)
 
     def breakdown(self, model, gpu, *, tp, pp, weight_dtype, kv, settings, context_tokens):
