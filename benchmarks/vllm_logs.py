@@ -8,7 +8,8 @@ Shared, held-out and audit 0.19 sets (the audit: 17 further runs of the shared s
 MI355X (ROCm) set: the pool in GiB ("Available KV cache memory"). TensorRT-LLM set
 (tests/data/vllm_logs/trtllm_startup_logs.yaml, audit TRTLLM_AUDIT.md): tokens of "[MemUsageChange] Allocated X GiB
 for max tokens in paged KV cache (N)" (end to end where the log's GPU is in the catalog, else sizer's rule on
-the log's own available memory), or the allocation line's GiB.
+the log's own available memory), or the allocation line's GiB. SGLang audit set (2026-12-06): KV tokens per GPU
+("KV Cache is allocated. #tokens", under each log's release, GPU, TP and mem_fraction_static).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
 from tests.test_vllm_logs import (  # noqa: E402
-    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SHARED, _audit, _heldout, _other, _rocm, _shared,
+    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SGLANG_MEASURED, SHARED, _audit, _heldout, _other,
+    _rocm, _sglang, _sglang_pool_entries, _shared,
 )
 
 
@@ -49,6 +51,9 @@ def main() -> int:
 
     for i, rel, backend, unit, logged, pred, note in trtllm_rows(catalog):
         rows.append((f"TensorRT-LLM ({backend})", rel, i, unit, logged, pred, note))
+    for e in _sglang_pool_entries():
+        _, m = _sglang(e, catalog)
+        rows.append(("SGLang audit", e["release"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in SGLANG_MEASURED else ""))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
