@@ -519,17 +519,30 @@ class VllmPolicy(EnginePolicy):
         return self.rotary_cache_bytes(model)
 
     def activation_bytes(self, model: ModelArch, tp: int, max_num_batched_tokens: int, max_num_seqs: int, era: str = "v1") -> float:
-        """Peak activation memory of vLLM V0's profiling run, per GPU.
+        """Peak activation memory of vLLM V0's profiling run, per GPU (the driver rank, whose KV blocks
+        bind: the executor takes the minimum over workers).
 
         The profiling forward pass pushes max_num_batched_tokens tokens through the model one layer at
-        a time (activation_per_token_bytes); the sampler's dummy run then holds the logits of
-        max_num_seqs rows (the model dtype in V0). The two do not coexist, so the peak is the larger:
-        Llama-3.1-8B profiled at 512 tokens with 256 sequences peaks at the logits, 256 x 128,256 x
-        2 B = 0.061 GiB, as logged (0.06 GiB: vllm#10517, 35k run). V1: v1_activation."""
+        a time (activation_per_token_bytes); the sampler then runs on max_num_seqs rows of logits
+        (v0_sampler_bytes). The two do not coexist, so the peak is the larger. V1: v1_activation."""
         layers_peak = max_num_batched_tokens * self.activation_per_token_bytes(model, tp)
-        logit_bytes = 4 if era == "v1" else 2
-        logits_peak = max_num_seqs * model.vocab_size * logit_bytes
-        return float(max(layers_peak, logits_peak))
+        return float(max(layers_peak, self.v0_sampler_bytes(model, tp, max_num_batched_tokens, max_num_seqs)))
+
+    def v0_sampler_bytes(self, model: ModelArch, tp: int, max_num_batched_tokens: int, max_num_seqs: int) -> float:
+        """V0's profile run samples its max_num_seqs dummy prompts with SamplingParams(top_p=0.99,
+        top_k=vocab - 1) "to reflect the accurate memory usage" (worker/model_runner.py profile_run,
+        0.2-0.7), and V0's Sampler takes the PyTorch path unless VLLM_USE_FLASHINFER_SAMPLER is set
+        (model_executor/layers/sampler.py: the variable defaults to False in 0.6.3/0.6.4, None in
+        0.6.6/0.7.3): the logits (model dtype, the padded vocabulary, gathered to the driver),
+        `logits.to(torch.float)` (4 B) and _apply_top_k_top_p's `logits.sort` (sorted values 4 B,
+        int64 indices 8 B and the radix sort's alternate key/value buffers and input indices 20 B):
+        38 B a logit at the sort, as V1's "sort" path (sampler_peak), beside the forward's last hidden
+        states [max_num_batched_tokens x hidden]. Llama-3.1-70B fp8 with 4,096 sequences on MI300X:
+        4,096 x 128,256 x 38 B + 32,768 x 8,192 x 2 B = 19.09 GiB, as logged ("peak_torch_memory=86.79GiB"
+        less 67.70 of weights); Meta-Llama-3-8B with 256 at TP 1 and TP 2 on H100 logs 1.26 GiB at both
+        (vllm-project/vllm PR #10511), 1.22 GiB of sampler and the 32 MiB cuBLAS workspace."""
+        rows = min(max_num_seqs, max_num_batched_tokens)
+        return float(rows * self.padded_vocab(model, tp) * 2 + rows * model.vocab_size * 36 + max_num_batched_tokens * model.hidden_size * 2)
 
     # -- V1 terms ----------------------------------------------------------------------------------
     @staticmethod
@@ -817,6 +830,8 @@ class VllmPolicy(EnginePolicy):
         budget = gpu.usable_memory_bytes * settings.memory_fraction
         buffers = self.runtime_buffer_bytes(model, settings)
         activation = self.activation_bytes(model, tp, settings.max_num_batched_tokens, settings.max_num_seqs, era)
+        if gpu.vendor == "nvidia" and era != "v0-early":
+            activation += self.cublas_workspace_bytes(gpu)  # the torch peak counts it (0.6.4+: allocated_bytes.all.peak)
         overhead = self.runtime_overhead_bytes(tp, era)
         rule = f"{gpu.name} total x {self.fraction_name}" + (" (vLLM < 0.6: non-torch memory not subtracted)" if era == "v0-early" else "")
         stages = self.stage_breakdowns(
