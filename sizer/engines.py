@@ -468,6 +468,30 @@ class VllmPolicy(EnginePolicy):
     #   0.14 at TP 1, Llama-3.3-70B-FP8 and Qwen3-32B). No log at TP 4 or 8 in these releases: sizer
     #   takes the TP 2 figure (said so in the breakdown).
     V1_CONTEXT_BYTES = 0.51 * GIB
+    # V0 on AMD Instinct under ROCm (measured on MI300X, CDNA3; no V0 log of another AMD part here). The
+    # non-torch memory V0 charges is far larger than on CUDA. V0's rule for it changed twice (read in the
+    # wheels' vllm/worker/worker.py determine_num_available_blocks):
+    # - up to 0.6.3 (and the ROCm/vllm fork builds of late 2024 that lack PR #9352's "Memory profiling
+    #   results" line): peak = init_gpu_memory - free after the profile, init_gpu_memory taken in
+    #   init_device before init_worker_distributed_environment: everything that grew after the device
+    #   was set up (communicators, libraries loaded at the first kernels, the profile);
+    # - 0.6.4 (PR #9352): non_torch = device used - torch allocated after the profile: the HIP context
+    #   and all else in use before the profile as well;
+    # - 0.6.5 on (utils.memory_profiling): the non-torch increase over the baseline taken at init_device,
+    #   as up to 0.6.3.
+    # Growth after init (the first and third rules), MI300X logs of AUGMXNT/MI300-testing@032bd4da and
+    # AUGMXNT/llm-tracker.info-vault@b56234c4 "MI300X Testing.md" (vLLM 0.6.3.dev114 and the fork's
+    # 0.6.4.dev9, implied by their logged blocks less weights, KV and sizer's activation): 2.18 GiB
+    # (Llama-2-7B TP 1) and 2.46 (Llama-3-8B TP 1), 3.80 (Mixtral-8x7B TP 2), 7.07 and 7.10 (Llama-2-7B
+    # TP 8). hipBLASLt is 1.7 GiB of it: the same builds with TORCH_BLAS_PREFER_HIPBLASLT=0 give 0.46 at
+    # TP 1 and 5.39 at TP 8 (its GEMM kernel libraries are loaded onto the device at the first GEMMs;
+    # the rest grows with the RCCL peers: NCCL_MIN_NCHANNELS=112 adds 1.3 GiB at TP 8). TP 4: no log,
+    # interpolated in log2(TP).
+    # Whole device (0.6.4), the logged "non_torch_memory": 6.07 GiB at TP 1 (Llama-3.1-70B fp8, a ROCm
+    # build of Dec 2024, llm-tracker.info-vault "_TOORG/vLLM MI300X vs H100.md") and 8.00 at TP 8 (the
+    # driver rank; Llama-3.1-8B, 0.6.4.dev5, MI300-testing inference-vllm-vs-vllm-rocm.ipynb).
+    ROCM_V0_GROWTH_GIB = {1: 2.3, 2: 3.8, 8: 7.1}
+    ROCM_V0_WHOLE_DEVICE_GIB = {1: 6.07, 8: 8.00}
     V1_COMM_INIT_BYTES = 1.0 * GIB
     V1_COMM_LAZY_BYTES = {2: 1.82 * GIB, 4: 1.89 * GIB, 8: 1.96 * GIB}  # 8: extrapolated (+0.07 per doubling), no log
     V1_COMM_LAZY_NO_FUSION_BYTES = 0.42 * GIB  # measured at TP 2 only
@@ -799,6 +823,23 @@ class VllmPolicy(EnginePolicy):
         extra = 0 if tp == 1 else self.NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP * (1 + (tp > 2))
         return self.NON_TORCH_BYTES_TP1 + extra
 
+    def v0_rocm_non_torch(self, gpu: Gpu, tp: int, version: str) -> float:
+        """V0's non-torch term on an AMD GPU (ROCM_V0_GROWTH_GIB, ROCM_V0_WHOLE_DEVICE_GIB): the growth
+        after init up to 0.6.3 and from 0.6.5, the whole device's non-torch memory in 0.6.4; by TP, in
+        log2(TP) between the measured sizes, the largest measured beyond them."""
+        v = _version_tuple(version)
+        table = self.ROCM_V0_WHOLE_DEVICE_GIB if (0, 6, 4) <= v < (0, 6, 5) else self.ROCM_V0_GROWTH_GIB
+        sizes = sorted(table)
+        x = math.log2(max(tp, 1))
+        if tp >= sizes[-1]:
+            return table[sizes[-1]] * GIB
+        lo = max(s for s in sizes if s <= tp)
+        hi = min(s for s in sizes if s >= tp)
+        if lo == hi:
+            return table[lo] * GIB
+        f = (x - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
+        return (table[lo] + f * (table[hi] - table[lo])) * GIB
+
     @staticmethod
     def vision_tower_replicated(model: ModelArch, release: VllmRelease) -> bool:
         """Whether every TP rank holds the whole vision tower: a Mistral AI repo (mistralai/...) ships
@@ -832,7 +873,7 @@ class VllmPolicy(EnginePolicy):
         activation = self.activation_bytes(model, tp, settings.max_num_batched_tokens, settings.max_num_seqs, era)
         if gpu.vendor == "nvidia" and era != "v0-early":
             activation += self.cublas_workspace_bytes(gpu)  # the torch peak counts it (0.6.4+: allocated_bytes.all.peak)
-        overhead = self.runtime_overhead_bytes(tp, era)
+        overhead = self.v0_rocm_non_torch(gpu, tp, settings.version) if gpu.vendor == "amd" else self.runtime_overhead_bytes(tp, era)
         rule = f"{gpu.name} total x {self.fraction_name}" + (" (vLLM < 0.6: non-torch memory not subtracted)" if era == "v0-early" else "")
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
