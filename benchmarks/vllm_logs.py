@@ -10,6 +10,8 @@ MI355X (ROCm) set: the pool in GiB ("Available KV cache memory"). TensorRT-LLM s
 for max tokens in paged KV cache (N)" (end to end where the log's GPU is in the catalog, else sizer's rule on
 the log's own available memory), or the allocation line's GiB. SGLang audit set (2026-12-06): KV tokens per GPU
 ("KV Cache is allocated. #tokens", under each log's release, GPU, TP and mem_fraction_static).
+The V0 set (vLLM 0.6.x on MI300X under ROCm and on H100, tests/data/vllm_logs/AMD_V0_AUDIT.md): KV blocks per
+GPU ("# GPU blocks: N"), or the KV GiB where the log gives no blocks.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
 from tests.test_vllm_logs import (  # noqa: E402
-    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SGLANG_MEASURED, SHARED, _audit, _heldout, _other,
-    _rocm, _sglang, _sglang_pool_entries, _shared,
+    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SGLANG_MEASURED, SHARED, V0AMD, V0AMD_MEASURED,
+    _audit, _heldout, _other, _rocm, _sglang, _sglang_pool_entries, _shared, _v0amd,
 )
 
 
@@ -54,10 +56,17 @@ def main() -> int:
     for e in _sglang_pool_entries():
         _, m = _sglang(e, catalog)
         rows.append(("SGLang audit", e["release"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in SGLANG_MEASURED else ""))
+    for e in V0AMD:
+        m = _v0amd(e, catalog)
+        note = "measured" if e["id"] in V0AMD_MEASURED else ""
+        if "gpu_blocks" in e:
+            rows.append(("V0 MI300X / H100", e["vllm"], e["id"], "blocks", e["gpu_blocks"], m.engine_gpu_blocks, note))
+        elif "kv_gib" in e:
+            rows.append(("V0 MI300X / H100", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), note))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
-        fmt = "{:,}" if unit == "tokens" else "{:.2f}"
+        fmt = "{:,}" if unit in ("tokens", "blocks") else "{:.2f}"
         print(f"| {s} | {rel} | {i} | {unit} | {fmt.format(logged)} | {fmt.format(pred)} | {pred / logged - 1:+.2%} | {note} |")
     print()
     print("| set | logs | within 2 % | median abs error | largest |")
