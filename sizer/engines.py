@@ -445,7 +445,7 @@ class VllmPolicy(EnginePolicy):
     # --kv-cache-dtype: auto (the model dtype), fp8 (fp8_e4m3 / fp8_e5m2) (vllm/config/cache.py CacheDType)
     kv_formats = ("bf16", "fp16", "fp8")
 
-    # V0 and non-NVSwitch devices: non-torch memory measured in vLLM's own profiling logs: 0.35 GiB
+    # V0, and V1 0.8 (absolute non-torch) on non-NVSwitch devices: non-torch memory measured in vLLM's own profiling logs: 0.35 GiB
     # (RTX 3090, TP=1, vllm#10517), 0.25 GiB (RTX 4090, TP=2, vllm#13061), 0.20 GiB (24 GB cards, vllm
     # PR #14447). TP > 1 adds NCCL and custom all-reduce buffers.
     NON_TORCH_BYTES_TP1 = 0.35 * GIB
@@ -687,9 +687,24 @@ class VllmPolicy(EnginePolicy):
     def v1_non_torch(self, gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> tuple[float, str]:
         nvswitch = gpu.name.startswith(HOPPER_OR_LATER) and gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink"
         ranks = tp * pp
-        if not nvswitch:
+        # (AMD devices keep the V0 figures: their V1 terms are the ROCm audit's, not read here)
+        if not nvswitch and (release.absolute_non_torch or gpu.vendor.lower() != "nvidia"):
+            # 0.8: every non-torch byte on the device, the CUDA context included (gpu_worker.py
+            # determine_available_memory: mem_get_info total - free - torch allocated), as V0 measured it
             total = self.NON_TORCH_BYTES_TP1 + (0 if ranks == 1 else self.NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP * (1 + (ranks > 2)))
             return total, f"context growth and communicators at tp={tp} pp={pp} (PCIe / NVLink-bridge figures, V0 logs)"
+        if not nvswitch:
+            # From 0.9 the term is the increase since the worker's snapshot (utils memory_profiling against
+            # Worker.init_snapshot, taken after the CUDA context exists), as on an H100 node: the kernels and
+            # cuBLAS handles loaded at the first forward (post_snapshot_gib). The H100 node's communicator
+            # terms do not arise here: custom all-reduce is off on more than two PCIe-only GPUs
+            # (distributed/device_communicators/custom_all_reduce.py, 0.10.2 l. 143), NCCL's NVLink SHARP
+            # buffers need an NVSwitch, and the all-reduce + RMSNorm fusion is enabled on compute capability
+            # 9.0 / 10.x only (config/vllm.py enable_allreduce_rms_fusion, 0.19). vLLM 0.10.2 on 8 x L40S
+            # (TP 8, PCIe) logs 0.17-0.21 GiB of non-torch memory; the V0 figures gave 0.65.
+            total = release.post_snapshot_gib * GIB
+            return total, (f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot; no NVSwitch "
+                           f"communicator buffers at tp={tp} pp={pp} (PCIe / no NVLS)")
         total = release.post_snapshot_gib * GIB
         parts = [f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot"]
         if tp > 1:
