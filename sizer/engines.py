@@ -511,10 +511,13 @@ class VllmPolicy(EnginePolicy):
         version = version or self.default_version
         era = self.era(version)
         if era == "v1":
-            # vllm/engine/arg_utils.py EngineArgs.get_batch_defaults: GPUs with >= 70 GiB that are not
-            # A100 get max_num_batched_tokens 8192 and max_num_seqs 1024 for the OpenAI API server;
-            # others 2048 and 256. Chunked prefill is always on in V1.
-            large = gpu.usable_memory_bytes >= 70 * GIB and "a100" not in gpu.name.lower()
+            # vllm/engine/arg_utils.py EngineArgs.get_batch_defaults: GPUs with >= 70 GiB get
+            # max_num_batched_tokens 8192 and max_num_seqs 1024 for the OpenAI API server; others 2048
+            # and 256. Chunked prefill is always on in V1. From 0.9.0 an A100 is excluded ('"a100" not in
+            # device_name', PR #17885: 0.9.0 arg_utils.py l. 1495, 0.10.2 l. 1669); 0.8.x has no such check
+            # (0.8.5 arg_utils.py l. 1596: device_memory >= 70 GiB alone), so an 80 GB A100 takes 8192 / 1024.
+            a100_excluded = _version_tuple(version) >= (0, 9) and "a100" in gpu.name.lower()
+            large = gpu.usable_memory_bytes >= 70 * GIB and not a100_excluded
             seqs, tokens = (1024, 8192) if large else (256, 2048)
         else:
             # V0 SchedulerConfig: max_num_seqs 256; without chunked prefill the token budget is
