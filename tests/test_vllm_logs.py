@@ -897,7 +897,20 @@ def _nvidia(entry, catalog, *, version: str | None = None):
 
 # Logs sizer does not reproduce within 2 %: the measured error of the KV tokens (sizer / logged - 1) and what the log
 # shows of it.
+_B200_KIMI = (
+    "Kimi-K2.5-NVFP4 on B200 under 0.22 (source B), the configuration AUDIT.md's mechanism 2 leaves: sizer's weights are "
+    "short (135.89 GiB against the logged 139.53 at TP 4, 68.36 against 71.01 at TP 8; NVIDIA's NVFP4 MoE checkpoints keep "
+    "attention in BF16, and this one's hf_quant_config.json is not public here), and the runs set "
+    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (the log's own warning), so vLLM subtracted no graph estimate where sizer "
+    "takes 1.25 GiB (its own estimate, logged: 2.55 / 2.93-2.97 GiB). At TP 8 the two cancel to +0.3 %; at TP 4 the weights "
+    "dominate: +10.7 %. The twelve runs differ in max_num_seqs (1-24) only and log the same pool within 0.01 GiB, as sizer "
+    "predicts (the sampler's 1-24 rows are a few MiB)."
+)
 NVIDIA_MEASURED = {
+    **{
+        e["id"]: (+0.1068 if e["tp"] == 4 else +0.0034, _B200_KIMI, -3.64 if e["tp"] == 4 else -2.65)
+        for e in NVIDIA if e["source"] == "B"
+    },
     "l40s-llama-3.1-8b-tp1-0.8": (
         +0.2154,
         "weights as logged (sizer 14.99 GiB with the rotary cache, logged 14.9889), but 158,656 tokens are 19.37 GiB of "
@@ -906,6 +919,7 @@ NVIDIA_MEASURED = {
         "(v1/worker/gpu_worker.py determine_available_memory: mem_get_info total - free - torch allocated), another "
         "process's memory included (vllm-project/vllm PR #19312: 'V1's memory profiling incorrectly counts memory used by "
         "other processes'); the PR's run on a workstation L40S states neither that nor its entry point, so it is not traced.",
+        0.0,
     ),
 }
 
@@ -924,12 +938,25 @@ def test_nvidia_log_within_two_percent(entry, catalog):
 @pytest.mark.parametrize("entry_id", sorted(NVIDIA_MEASURED))
 def test_nvidia_log_with_measured_reason(entry_id, catalog):
     entry = next(e for e in NVIDIA if e["id"] == entry_id)
-    measured, reason = NVIDIA_MEASURED[entry_id]
+    measured, reason, weights_miss_gib = NVIDIA_MEASURED[entry_id]
     m = _nvidia(entry, catalog)
     assert m.engine_kv_tokens / entry["tokens"] - 1 == pytest.approx(measured, abs=0.0025), reason
-    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.05), reason
-    # one rule for every 0.8.x: the build between 0.8.4 and 0.8.5 is predicted alike under either tag
-    assert _nvidia(entry, catalog, version="0.8.4").engine_kv_tokens == m.engine_kv_tokens
+    # the weights are as logged, or off by the miss the reason names (sizer - logged, GiB)
+    weights = (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB
+    assert weights - entry["weights_gib"] == pytest.approx(weights_miss_gib, abs=0.05), reason
+    if entry["vllm"].startswith("0.8"):
+        # one rule for every 0.8.x: the build between 0.8.4 and 0.8.5 is predicted alike under either tag
+        assert _nvidia(entry, catalog, version="0.8.4").engine_kv_tokens == m.engine_kv_tokens
+
+
+def test_b200_runs_differing_in_max_num_seqs_alone_log_one_pool(catalog):
+    """Source B's twelve B200 runs (max_num_seqs 1-24, all else equal): the logged pools agree within 0.01 GiB per TP
+    degree, and sizer's prediction does not move with max_num_seqs either."""
+    for tp in (4, 8):
+        runs = [e for e in NVIDIA if e["source"] == "B" and e["tp"] == tp]
+        assert len(runs) == 6
+        assert max(e["kv_gib"] for e in runs) - min(e["kv_gib"] for e in runs) <= 0.01
+        assert len({_nvidia(e, catalog).engine_available_kv_bytes for e in runs}) == 1
 
 
 def test_non_torch_on_pcie_gpus_is_the_increase_after_the_snapshot(catalog):
