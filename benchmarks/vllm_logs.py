@@ -12,6 +12,8 @@ the log's own available memory), or the allocation line's GiB. SGLang audit set 
 ("KV Cache is allocated. #tokens", under each log's release, GPU, TP and mem_fraction_static).
 The V0 set (vLLM 0.6.x on MI300X under ROCm and on H100, tests/data/vllm_logs/AMD_V0_AUDIT.md): KV blocks per
 GPU ("# GPU blocks: N"), or the KV GiB where the log gives no blocks.
+NVIDIA GPUs other than the H100 (L40S, B200: the 2026-12-06 NVIDIA audit, tests/data/vllm_logs/NVIDIA_AUDIT.md):
+the pool in GiB, or tokens where the log gives only those.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
 from tests.test_vllm_logs import (  # noqa: E402
-    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SGLANG_MEASURED, SHARED, V0AMD, V0AMD_MEASURED,
-    _audit, _heldout, _other, _rocm, _sglang, _sglang_pool_entries, _shared, _v0amd,
+    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, NVIDIA, NVIDIA_MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SGLANG_MEASURED, SHARED,
+    V0AMD, V0AMD_MEASURED, _audit, _heldout, _nvidia, _other, _rocm, _sglang, _sglang_pool_entries, _shared, _v0amd,
 )
 
 
@@ -63,6 +65,12 @@ def main() -> int:
             rows.append(("V0 MI300X / H100", e["vllm"], e["id"], "blocks", e["gpu_blocks"], m.engine_gpu_blocks, note))
         elif "kv_gib" in e:
             rows.append(("V0 MI300X / H100", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), note))
+    for e in NVIDIA:
+        m = _nvidia(e, catalog)
+        if "kv_gib" in e:
+            rows.append((f"NVIDIA {e['gpu']}", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in NVIDIA_MEASURED else ""))
+        else:  # the log gives tokens only
+            rows.append((f"NVIDIA {e['gpu']}", e["vllm"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in NVIDIA_MEASURED else ""))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
