@@ -688,38 +688,46 @@ class VllmPolicy(EnginePolicy):
         return float(total), how
 
     def v1_non_torch(self, gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> tuple[float, str]:
-        nvswitch = gpu.name.startswith(HOPPER_OR_LATER) and gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink"
+        # An NVLink node (SXM boards of 4 or 8 GPUs joined by NVLink / NVSwitch: A100, H100, B200 ...):
+        # the TP group's collectives run over NVLink P2P (custom all-reduce on, NCCL's P2P transport),
+        # the setting of the H100 logs the communicator terms below were measured on. The all-reduce +
+        # RMSNorm fusion (its workspace is most of V1_COMM_LAZY_BYTES) runs on compute capability 9.0 /
+        # 10.x only (config/vllm.py enable_allreduce_rms_fusion, 0.19): an A100 node takes the figure
+        # measured without it. No A100 log checks that extrapolation.
+        nvlink_node = gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink" and gpu.vendor.lower() == "nvidia"
+        fusion_capable = gpu.name.startswith(HOPPER_OR_LATER)
         ranks = tp * pp
         # (AMD devices keep the V0 figures: their V1 terms are the ROCm audit's, not read here)
-        if not nvswitch and (release.absolute_non_torch or gpu.vendor.lower() != "nvidia"):
+        if not nvlink_node and (release.absolute_non_torch or gpu.vendor.lower() != "nvidia"):
             # 0.8: every non-torch byte on the device, the CUDA context included (gpu_worker.py
             # determine_available_memory: mem_get_info total - free - torch allocated), as V0 measured it
             total = self.NON_TORCH_BYTES_TP1 + (0 if ranks == 1 else self.NON_TORCH_BYTES_PER_EXTRA_RANK_GROUP * (1 + (ranks > 2)))
             return total, f"context growth and communicators at tp={tp} pp={pp} (PCIe / NVLink-bridge figures, V0 logs)"
-        if not nvswitch:
+        if not nvlink_node:
             # From 0.9 the term is the increase since the worker's snapshot (utils memory_profiling against
             # Worker.init_snapshot, taken after the CUDA context exists), as on an H100 node: the kernels and
-            # cuBLAS handles loaded at the first forward (post_snapshot_gib). The H100 node's communicator
+            # cuBLAS handles loaded at the first forward (post_snapshot_gib). The NVLink node's communicator
             # terms do not arise here: custom all-reduce is off on more than two PCIe-only GPUs
             # (distributed/device_communicators/custom_all_reduce.py, 0.10.2 l. 143), NCCL's NVLink SHARP
             # buffers need an NVSwitch, and the all-reduce + RMSNorm fusion is enabled on compute capability
             # 9.0 / 10.x only (config/vllm.py enable_allreduce_rms_fusion, 0.19). vLLM 0.10.2 on 8 x L40S
             # (TP 8, PCIe) logs 0.17-0.21 GiB of non-torch memory; the V0 figures gave 0.65.
             total = release.post_snapshot_gib * GIB
-            return total, (f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot; no NVSwitch "
-                           f"communicator buffers at tp={tp} pp={pp} (PCIe / no NVLS)")
+            return total, (f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot; no NVLink "
+                           f"communicator buffers at tp={tp} pp={pp} (PCIe)")
         total = release.post_snapshot_gib * GIB
         parts = [f"{release.post_snapshot_gib:.2f} GiB kernels/cuBLAS after the snapshot"]
         if tp > 1:
             # Pipeline stages exchange activations over the PyNccl communicator made at init
             # (parallel_state.py GroupCoordinator.send_tensor_dict -> device_communicator.send); only
             # the TP group's collectives add memory after the snapshot (0.19 PP=2 / PP=4 logs: 0.07 GiB).
-            if release.allreduce_fusion:
+            if release.allreduce_fusion and fusion_capable:
                 lazy = self.V1_COMM_LAZY_BYTES.get(tp) or self.V1_COMM_LAZY_BYTES[8]
                 parts.append(f"{lazy / GIB:.2f} GiB torch's NCCL communicator and the all-reduce fusion workspace over {tp} TP ranks")
             else:
                 lazy = self.V1_COMM_LAZY_NO_FUSION_BYTES
-                parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks (measured at TP 2)")
+                why = "" if fusion_capable else f"; no all-reduce fusion on {gpu.name}, H100's figure without it, no {gpu.name} log"
+                parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks (measured at TP 2{why})")
             total += lazy
         for size in (tp, pp):
             if size > 1 and not release.snapshot_after_dist_init:

@@ -997,3 +997,21 @@ def test_a100_takes_the_large_batch_defaults_before_0_9():
     ):
         s = p.settings(cat.gpu(gpu), model, 1, version=version, overrides=EngineOverrides(), max_model_len=8192)
         assert (s.max_num_seqs, s.max_num_batched_tokens) == expected, (gpu, version)
+
+
+def test_an_a100_node_keeps_the_nvlink_communicators_without_the_fusion_workspace(catalog):
+    """An A100 SXM node's TP group all-reduces over NVLink (custom all-reduce on, NCCL's P2P transport), as an H100
+    node's does, so its collectives' memory is the H100 logs' figure without the all-reduce + RMSNorm fusion, which
+    vLLM enables on compute capability 9.0 / 10.x only (config/vllm.py enable_allreduce_rms_fusion, 0.19): 0.25 +
+    0.42 GiB at TP 8 under 0.19. A PCIe node (L40S, the 8 x L40S 0.10.2 log: 0.17-0.21 GiB) has none of it, an H100
+    node the fusion's workspace too. The A100 figure is an extrapolation: no A100 TP > 1 V1 log has been found."""
+    model = catalog.model("llama-3.1-70b")
+
+    def overhead(gpu: str) -> float:
+        m = configuration_breakdown(model, catalog.gpu(gpu), engine="vllm", version="0.19.0", tp=8, pp=1, weight_dtype="bf16", kv="bf16",
+                                    context_tokens=4096, max_model_len=4096, overrides=EngineOverrides())[1]
+        return m.runtime_overhead_bytes_per_gpu / GIB
+
+    assert overhead("A100-80GB") == pytest.approx(0.25 + 0.42)
+    assert overhead("L40S") == pytest.approx(0.25)
+    assert overhead("H100-SXM") == pytest.approx(0.25 + 1.96)
