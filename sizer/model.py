@@ -643,7 +643,13 @@ def refuse_unsizable(cfg: Mapping[str, Any], outer: Mapping[str, Any] | None, wh
         if what:
             raise FieldValueError(f"{where}: model_type: {model_type!r} is {what}; sizer sizes decoder-only transformers' KV caches and cannot size it")
     for key in HYBRID_FIELDS:
-        if _active(cfg.get(key)):
+        value = cfg.get(key)
+        if key == "attn_type_list" and isinstance(value, list) and value and all(t == 1 and not isinstance(t, bool) for t in value):
+            # MiniMax's per-layer list: 0 a lightning (linear) attention layer, 1 a softmax one (SGLang
+            # configs/minimax_text_01 linear_layer_ids: attn_type == 0). MiniMax-M2/M2.5 configs carry
+            # [1] * 62: every layer softmax attention, a decoder sizer sizes
+            continue
+        if _active(value):
             raise FieldValueError(
                 f"{where}: {key}: state-space (Mamba) or lightning-attention layers beside attention layers (model_type {cfg.get('model_type')!r}): "
                 "their fixed per-sequence state and weights are not modelled; sizer cannot size this hybrid"
@@ -1090,6 +1096,7 @@ def unmodelled_fields(
             break
     for key in ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval", "attn_output_gate"):
         handled.add(key)
+    handled.add("attn_type_list")  # read by refuse_unsizable: here every layer softmax attention, as sized
     if _active(cfg.get("cross_attention_layers")):
         warn("cross_attention_layers", "cross-attention layers (image keys and values), not modelled")
     window = cfg.get("sliding_window")

@@ -132,3 +132,20 @@ def test_encoder_decoder_and_lightning_attention_are_refused(cfg, field, tmp_pat
     path.write_text(json.dumps(cfg))
     with pytest.raises(FieldValueError, match=rf"^{path}: {field}: .*cannot size"):
         load_config_json(path)
+
+
+def test_an_all_softmax_attn_type_list_is_not_a_hybrid(tmp_path):
+    """MiniMax-M2 / M2.5's config.json carries attn_type_list [1] * 62 (1: softmax attention in
+    MiniMax's convention, 0: lightning); the hybrid refusal took any non-empty list and refused the
+    catalog's own minimax-m2.5 when given as its published config. A list with a 0 is still refused."""
+    import yaml
+
+    cfg = yaml.safe_load((Path(__file__).parents[1] / "catalogs" / "models" / "minimax-m2.5.yaml").read_text())["config"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**cfg, "attn_type_list": [1] * 62}))
+    m = load_config_json(path)
+    assert m.num_hidden_layers == 62 and m.num_key_value_heads == 8
+    assert not any(w.startswith("attn_type_list") for w in m.warnings)
+    path.write_text(json.dumps({**cfg, "attn_type_list": [0] * 7 + [1]}))
+    with pytest.raises(FieldValueError, match=rf"^{path}: attn_type_list: .*cannot size"):
+        load_config_json(path)
