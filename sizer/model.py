@@ -545,7 +545,8 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     if model_type not in ATTRIBUTE_NAMES and cfg.get("tie_word_embeddings") is None and model_type in TIED_BY_DEFAULT:
         cfg = {**cfg, "tie_word_embeddings": True}
         notes.append(f"tie_word_embeddings: not in the config; true, as {TIED_BY_DEFAULT[model_type]}")
-    if model_type == "qwen" and isinstance(cfg.get("intermediate_size"), int) and not isinstance(cfg.get("intermediate_size"), bool):
+    if model_type == "qwen" and isinstance(cfg.get("intermediate_size"), int) and not isinstance(cfg.get("intermediate_size"), bool) and cfg["intermediate_size"] >= 2:
+        # (a value below 2 is left as the file gives it, for the range check to name as written)
         # Qwen (1.x, QWenLMHeadModel): w1 and w2 are intermediate_size // 2 wide (QWenMLP's
         # ff_dim_in = config.intermediate_size // 2 in Qwen's modeling_qwen.py, and vLLM qwen.py
         # QWenMLP(config.hidden_size, config.intermediate_size // 2)); its heads are kv_channels wide

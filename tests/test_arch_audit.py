@@ -149,3 +149,17 @@ def test_an_all_softmax_attn_type_list_is_not_a_hybrid(tmp_path):
     path.write_text(json.dumps({**cfg, "attn_type_list": [0] * 7 + [1]}))
     with pytest.raises(FieldValueError, match=rf"^{path}: attn_type_list: .*cannot size"):
         load_config_json(path)
+
+
+@pytest.mark.parametrize("value", [-4, 1])
+def test_qwen1_bad_intermediate_size_is_named_as_the_file_gives_it(value, tmp_path):
+    """The Qwen-1 halving ran before the range check: -4 was reported as 'got -2' (a value not in the
+    file) and 1 as 'required field is missing' (it is present)."""
+    cfg = json.loads((DATA / "qwen-1_8b_config.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**cfg, "intermediate_size": value}))
+    if value < 0:
+        with pytest.raises(FieldValueError, match=rf"^{path}: intermediate_size: expected an integer .*, got {value}$"):
+            load_config_json(path)
+    else:
+        assert load_config_json(path).intermediate_size == 1
