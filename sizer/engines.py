@@ -900,7 +900,8 @@ class VllmPolicy(EnginePolicy):
         if gpu.vendor == "nvidia" and era != "v0-early":
             activation += self.cublas_workspace_bytes(gpu)  # the torch peak counts it (0.6.4+: allocated_bytes.all.peak)
         overhead = self.v0_rocm_non_torch(gpu, tp, settings.version) if gpu.vendor == "amd" else self.runtime_overhead_bytes(tp, era)
-        rule = f"{gpu.name} total x {self.fraction_name}" + (" (vLLM < 0.6: non-torch memory not subtracted)" if era == "v0-early" else "")
+        # (the ROCm term above is the growth after init, which V0 charges up to 0.6.3 on either vendor)
+        rule = f"{gpu.name} total x {self.fraction_name}" + (" (vLLM < 0.6: non-torch memory not subtracted)" if era == "v0-early" and not overhead else "")
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
             pool_of=lambda weights, _kv: budget - weights - buffers - activation - overhead,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from sizer.engines import LlamaCppPolicy, SglangPolicy, VllmPolicy, configuration_breakdown
+from sizer.engines import EngineOverrides, LlamaCppPolicy, SglangPolicy, VllmPolicy, configuration_breakdown, resolve_kv_dtype
 from sizer.errors import FieldTypeError, FieldValueError
 from sizer.explain import explain_config
 from sizer.memory import KvFormat, StageKv, paged_breakdown
@@ -533,3 +533,16 @@ def test_tensorrt_llm_is_planned_on_nvidia_gpus_only(catalog, tmp_path):
             assert all(e.stage == "format" and e.reason == "TensorRT-LLM runs on NVIDIA GPUs only; MI300X is AMD's" for e in amd)
     with pytest.raises(FieldValueError, match="--engine trtllm: TensorRT-LLM runs on NVIDIA GPUs only"):
         explain_config(catalog.model("llama-3.1-70b"), catalog.gpu("MI300X"), engine="trtllm")
+
+
+def test_v0_early_rule_text_matches_the_non_torch_term_it_subtracts(catalog):
+    """vLLM < 0.6 on an AMD GPU subtracts the ROCm non-torch growth (VllmPolicy.v0_rocm_non_torch);
+    the budget line said "non-torch memory not subtracted" beside a 2.30 GiB runtime overhead."""
+    model = catalog.model("llama-3.1-8b")
+    for device, subtracted in (("MI300X", True), ("A100-80GB", False)):
+        _, m = configuration_breakdown(
+            model, catalog.gpu(device), engine="vllm", version="0.5.5", tp=1, pp=1, weight_dtype="bf16",
+            kv=resolve_kv_dtype("auto", model), context_tokens=4096, max_model_len=4096, overrides=EngineOverrides(),
+        )
+        assert (m.runtime_overhead_bytes_per_gpu > 0) == subtracted
+        assert ("not subtracted" in m.budget_rule) == (not subtracted), (device, m.budget_rule)
