@@ -603,14 +603,15 @@ def explain_config(
         lines.append(Line(label="KV dtype auto", formula=f"the checkpoint's dtype ({model.torch_dtype})", value=kv.label))
     if m.engine == "trtllm":
         est = TrtllmPolicy.estimation_tokens(eng)
-        lines.append(
-            Line(
-                label="profiling KV (temporary)",
-                formula=f"{TrtllmPolicy.dummy_requests(eng)} dummy request(s), each + 2 tokens (overlap scheduler), "
-                f"in whole {m.block_size_tokens}-token blocks: {est:,} tokens, added back after the run",
-                value=_gib(est * m.kv_bytes_per_token_per_gpu),
+        if _version_tuple(eng.version) >= (0, 19):  # 0.17/0.18 profile without a KV cache (estimate_max_kv_cache_tokens)
+            lines.append(
+                Line(
+                    label="profiling KV (temporary)",
+                    formula=f"{TrtllmPolicy.dummy_requests(eng)} dummy request(s), each + 2 tokens (overlap scheduler), "
+                    f"in whole {m.block_size_tokens}-token blocks: {est:,} tokens, added back after the run",
+                    value=_gib(est * m.kv_bytes_per_token_per_gpu),
+                )
             )
-        )
         lines.append(
             Line(
                 label=f"{engine_policy(m.engine).label} would log",

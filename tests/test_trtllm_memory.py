@@ -212,3 +212,16 @@ def trtllm_rows(catalog) -> list[tuple[str, str, str, str, float, float, str]]:
         else:
             rows.append((log_id, e["release"], e["backend"], "GiB", lg["allocated_gib"], round(lg["tokens"] * bpt / GIB, 2), "allocation line arithmetic"))
     return rows
+
+
+def test_temporary_profiling_kv_line_only_where_the_release_holds_one(catalog):
+    """0.17/0.18 profile without a KV cache (estimate_max_kv_cache_tokens; TRTLLM_AUDIT.md): explain
+    printed "profiling KV (temporary) ... added back after the run" for them too, where its own log
+    lines take the temporary KV as 0."""
+    from sizer.explain import explain_config
+
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+    for version, shown in (("0.18.0", False), ("0.19.0", True), ("1.0.0", True)):
+        e = explain_config(model, gpu, engine="trtllm", engine_version=version)
+        assert any(line.label == "profiling KV (temporary)" for line in e.lines) == shown, version
+        assert any("tmp kv_mem" in line for line in e.engine_log) == shown, version
