@@ -432,6 +432,12 @@ SM_COUNT = {
 HOPPER_OR_LATER = ("H100", "H200", "H20", "GH200", "B200", "B300", "GB200", "GB300")
 
 
+def bridge_joins(gpu: Gpu | None, tp: int) -> bool:
+    """True where an NVLink bridge joins all `tp` PCIe cards of a TP group (H100-NVL pairs, H200-NVL
+    4-way bridges): their collectives run over NVLink P2P, as on an NVLink node, not over PCIe."""
+    return gpu is not None and gpu.interconnect == "pcie" and bool(gpu.bridge_gpus) and 1 < tp <= gpu.bridge_gpus
+
+
 class VllmPolicy(EnginePolicy):
     """vLLM, V0 (before 0.8) and V1 rules; V1's terms by release (VllmRelease)."""
 
@@ -693,8 +699,13 @@ class VllmPolicy(EnginePolicy):
         # the setting of the H100 logs the communicator terms below were measured on. The all-reduce +
         # RMSNorm fusion (its workspace is most of V1_COMM_LAZY_BYTES) runs on compute capability 9.0 /
         # 10.x only (config/vllm.py enable_allreduce_rms_fusion, 0.19): an A100 node takes the figure
-        # measured without it. No A100 log checks that extrapolation.
-        nvlink_node = gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink" and gpu.vendor.lower() == "nvidia"
+        # measured without it. No A100 log checks that extrapolation. PCIe cards whose NVLink bridge
+        # joins the whole TP group (H100-NVL pairs, H200-NVL 4-way) count as such a group too: custom
+        # all-reduce runs over the bridge (its "more than two PCIe-only GPUs" rule does not apply), as
+        # SGLang's pcie_only reads them. No bridged-card log checks that either.
+        nvlink_node = gpu.vendor.lower() == "nvidia" and (
+            (gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink") or bridge_joins(gpu, tp)  # custom all-reduce stays on
+        )
         fusion_capable = gpu.name.startswith(HOPPER_OR_LATER)
         ranks = tp * pp
         # (AMD devices keep the V0 figures: their V1 terms are the ROCm audit's, not read here)
@@ -1158,7 +1169,7 @@ class SglangPolicy(EnginePolicy):
     def pcie_only(gpu: Gpu | None, tp: int) -> bool:
         """True where the TP group talks over PCIe alone: a PCIe card whose NVLink bridge, if any,
         does not join all `tp` GPUs (SGLang's is_full_nvlink asks NVML for NVLink between every pair)."""
-        return gpu is not None and gpu.interconnect == "pcie" and not (gpu.bridge_gpus and tp <= gpu.bridge_gpus)
+        return gpu is not None and gpu.interconnect == "pcie" and not bridge_joins(gpu, tp)
 
     def init_bytes(self, tp: int, gpu: Gpu | None = None) -> float:
         if gpu is not None and gpu.family == "cdna4":

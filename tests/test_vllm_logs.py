@@ -1015,3 +1015,21 @@ def test_an_a100_node_keeps_the_nvlink_communicators_without_the_fusion_workspac
     assert overhead("A100-80GB") == pytest.approx(0.25 + 0.42)
     assert overhead("L40S") == pytest.approx(0.25)
     assert overhead("H100-SXM") == pytest.approx(0.25 + 1.96)
+
+
+def test_bridged_nvl_cards_count_as_an_nvlink_group_within_their_bridge(catalog):
+    """H100-NVL cards come in NVLink-bridged pairs (gpus.yaml bridge_gpus 2), H200-NVL in 4-way bridges: a TP group
+    within one bridge all-reduces over NVLink P2P (custom all-reduce's 'more than two PCIe-only GPUs' rule does not
+    apply), so vLLM 0.19 charges it an H100 node's collective memory (fusion on: compute capability 9.0); a group wider
+    than the bridge, or an unbridged H100-PCIe pair, talks over PCIe and has none. No bridged-card log checks it."""
+    model = catalog.model("llama-3.1-8b")
+
+    def overhead(gpu: str, tp: int) -> float:
+        m = configuration_breakdown(model, catalog.gpu(gpu), engine="vllm", version="0.19.0", tp=tp, pp=1, weight_dtype="bf16", kv="bf16",
+                                    context_tokens=4096, max_model_len=4096, overrides=EngineOverrides())[1]
+        return m.runtime_overhead_bytes_per_gpu / GIB
+
+    assert overhead("H100-NVL", 2) == pytest.approx(0.25 + 1.82)
+    assert overhead("H200-NVL", 4) == pytest.approx(0.25 + 1.89)
+    assert overhead("H100-NVL", 4) == pytest.approx(0.25)
+    assert overhead("H100-PCIe", 2) == pytest.approx(0.25)
