@@ -1324,13 +1324,26 @@ class TrtllmPolicy(EnginePolicy):
             remaining -= n
         return blocks * tpb
 
-    @staticmethod
-    def dummy_requests(settings: EngineSettings) -> int:
+    PROFILES_WITH_KV_SINCE = (0, 19)
+
+    @classmethod
+    def profiles_with_kv(cls, version: str) -> bool:
+        """0.19+: the profiling run holds a temporary KV cache (added back to the available memory)
+        and cuts its dummy requests at max_seq_len - 1 (_util.py _create_dummy_context_requests);
+        0.17/0.18 profile without a KV cache, with requests of up to max_seq_len
+        (create_dummy_context_request)."""
+        return _version_tuple(version) >= cls.PROFILES_WITH_KV_SINCE
+
+    @classmethod
+    def dummy_request_tokens(cls, settings: EngineSettings) -> int:
+        """The longest dummy context request of the profiling run (profiles_with_kv)."""
+        return max(settings.max_model_len - (1 if cls.profiles_with_kv(settings.version) else 0), 1)
+
+    @classmethod
+    def dummy_requests(cls, settings: EngineSettings) -> int:
         """How many dummy context requests the profiling run sends: max_num_tokens in pieces of at
-        most max_seq_len - 1 tokens (_util.py _create_dummy_context_requests; 0.17/0.18's
-        create_dummy_context_request: max_seq_len)."""
-        longest = settings.max_model_len - (1 if _version_tuple(settings.version) >= (0, 19) else 0)
-        return ceil_div(settings.max_num_batched_tokens, max(min(settings.max_num_batched_tokens, longest), 1))
+        most dummy_request_tokens."""
+        return ceil_div(settings.max_num_batched_tokens, max(min(settings.max_num_batched_tokens, cls.dummy_request_tokens(settings)), 1))
 
     @staticmethod
     def seq_len_cap(pool_tokens: int, tokens_per_block: int) -> int:

@@ -248,11 +248,12 @@ def trtllm_log_lines(m: MemoryBreakdown, version: str, settings=None) -> tuple[s
     avail = m.engine_available_kv_bytes
     bpt = m.kv_bytes_per_token_per_gpu
     total = m.usable_memory_bytes
-    tmp = TrtllmPolicy.estimation_tokens(settings) * bpt if settings is not None and v >= (0, 19) else 0.0
+    with_kv = TrtllmPolicy.profiles_with_kv(version)
+    tmp = TrtllmPolicy.estimation_tokens(settings) * bpt if settings is not None and with_kv else 0.0
     peak = total - (avail / f if f else 0.0) + tmp
     max_tokens = int(avail // bpt) if bpt else 0
     out = []
-    if v >= (0, 19):
+    if with_kv:
         out.append(
             f"[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): {peak / GIB:.2f} GiB, available KV cache memory "
             f"when calculating max tokens: {avail / GIB:.2f} GiB, fraction is set {f:g}, kv size is {bpt:.0f}. device total memory "
@@ -498,8 +499,8 @@ def explain_config(
             label="- activation peak",
             formula=(
                 f"profiling run of max_num_tokens {eng.max_num_batched_tokens} tokens as {TrtllmPolicy.dummy_requests(eng)} dummy "
-                f"request(s) of at most {max(eng.max_model_len - (1 if _version_tuple(eng.version) >= (0, 19) else 0), 1):,} tokens "
-                f"(max_seq_len{' - 1' if _version_tuple(eng.version) >= (0, 19) else ''}; torch's peak over the weights)"
+                f"request(s) of at most {TrtllmPolicy.dummy_request_tokens(eng):,} tokens "
+                f"(max_seq_len{' - 1' if TrtllmPolicy.profiles_with_kv(eng.version) else ''}; torch's peak over the weights)"
                 if m.engine == "trtllm"
                 else f"profiling pass of {eng.max_num_batched_tokens} tokens / sampler of {min(eng.max_num_seqs, eng.max_num_batched_tokens)} sequences, the larger"
             )
@@ -603,7 +604,7 @@ def explain_config(
         lines.append(Line(label="KV dtype auto", formula=f"the checkpoint's dtype ({model.torch_dtype})", value=kv.label))
     if m.engine == "trtllm":
         est = TrtllmPolicy.estimation_tokens(eng)
-        if _version_tuple(eng.version) >= (0, 19):  # 0.17/0.18 profile without a KV cache (estimate_max_kv_cache_tokens)
+        if TrtllmPolicy.profiles_with_kv(eng.version):  # 0.17/0.18 profile without a KV cache (estimate_max_kv_cache_tokens)
             lines.append(
                 Line(
                     label="profiling KV (temporary)",
