@@ -1171,6 +1171,14 @@ class SglangPolicy(EnginePolicy):
         does not join all `tp` GPUs (SGLang's is_full_nvlink asks NVML for NVLink between every pair)."""
         return gpu is not None and gpu.interconnect == "pcie" and not bridge_joins(gpu, tp)
 
+    @staticmethod
+    def rest_memory_bytes(free_at_start: float, free_after_weights: float, fraction: float) -> float:
+        """SGLang's memory for the KV pool (model_runner.py profile_max_num_token): rest_memory =
+        the memory free after the weights load - the memory free when they started loading x
+        (1 - mem_fraction_static). Its log prints both: "Load weight begin. avail mem=X GB" and
+        "Load weight end. ... avail mem=Y GB" (GiB)."""
+        return free_after_weights - free_at_start * (1 - fraction)
+
     def init_bytes(self, tp: int, gpu: Gpu | None = None) -> float:
         if gpu is not None and gpu.family == "cdna4":
             return self.INIT_BYTES_TP1_CDNA4 + self.INIT_BYTES_PER_PEER_CDNA4 * (tp - 1)
@@ -1187,16 +1195,17 @@ class SglangPolicy(EnginePolicy):
         given = settings.max_num_seqs if settings.max_num_seqs < 4096 else None
         shared = self.states_follow_running_cap(settings)
 
+        def rest(weights: float) -> float:
+            return self.rest_memory_bytes(free_at_start, free_at_start - weights - buffers, f)
+
         def states(weights: float, kvs: StageKv) -> tuple[int, float, int, float]:
             if shared:  # the slots are the launch line's --max-running-requests: each sequence's state is in stage_kv
                 return 0, 0.0, 0, 0.0
-            rest = free_at_start - weights - buffers - reserve
-            return self.state_pool(model, tp, rest, settings, kvs.linear_layers, radix_cache=settings.radix_cache, max_running=given)
+            return self.state_pool(model, tp, rest(weights), settings, kvs.linear_layers, radix_cache=settings.radix_cache, max_running=given)
 
         def pool(weights: float, kvs: StageKv) -> float:
-            # rest_memory = free after loading - free at start x (1 - mem_fraction_static), less
-            # the Gated DeltaNet state pool where the model has one
-            return free_at_start - weights - buffers - reserve - states(weights, kvs)[1]
+            # less the Gated DeltaNet state pool where the model has one
+            return rest(weights) - states(weights, kvs)[1]
 
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
@@ -1294,6 +1303,14 @@ class TrtllmPolicy(EnginePolicy):
         return (model.max_position_embeddings,)
 
     @staticmethod
+    def available_kv_bytes(total_bytes: float, peak_bytes: float, tmp_kv_bytes: float, fraction: float) -> float:
+        """The PyTorch backend's KV memory (_util.py KvCacheCreator, 0.19+): fraction x (device total -
+        the profiling run's peak, torch's and outside it + the temporary KV that peak held); the log's
+        "available KV cache memory when calculating max tokens" and, from 1.0, "Estimated max memory in
+        KV cache"."""
+        return fraction * (total_bytes - peak_bytes + tmp_kv_bytes)
+
+    @staticmethod
     def pool_tokens(available_bytes: float, bytes_per_token: float, tokens_per_block: int) -> int:
         """The tokens TensorRT-LLM's pool holds for `available_bytes` of KV memory:
         max_tokens = int(available // bytes per token) (_util.py configure_kv_cache_capacity; the
@@ -1378,8 +1395,10 @@ class TrtllmPolicy(EnginePolicy):
             return gpu.usable_memory_bytes - weights - buffers - activation - overhead
 
         def pool(weights: float, kvs) -> float:
-            # fraction x free, as whole tokens, rounded up to whole blocks: what is allocated
-            return float(self.pool_tokens(f * free(weights), kvs.bytes_per_token, tpb) * kvs.bytes_per_token)
+            # fraction x free, as whole tokens, rounded up to whole blocks: what is allocated (sizer's
+            # peak holds no temporary KV, so none is added back)
+            available = self.available_kv_bytes(gpu.usable_memory_bytes, gpu.usable_memory_bytes - free(weights), 0.0, f)
+            return float(self.pool_tokens(available, kvs.bytes_per_token, tpb) * kvs.bytes_per_token)
 
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,

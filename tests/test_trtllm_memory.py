@@ -132,7 +132,7 @@ def test_available_memory_is_the_fraction_of_total_less_peak_plus_the_temporary_
     weights: 63.52 + 0.85 + 49.28 = 113.65 as logged."""
     lg = LOGS["s1-gpt-oss-120b-gb10-1.1.0rc3"]["logged"]
     assert round(lg["weights_inside_torch_gib"] + lg["activation_gib"] + lg["outside_torch_gib"], 2) == lg["peak_gib"]
-    available = (lg["device_total_gib"] - lg["peak_gib"] + lg["tmp_kv_gib"]) * 0.9
+    available = TrtllmPolicy.available_kv_bytes(lg["device_total_gib"] * GIB, lg["peak_gib"] * GIB, lg["tmp_kv_gib"] * GIB, 0.9) / GIB
     assert round(available, 2) == lg["available_gib"] == lg["estimated_gib"]
     assert abs(available * GIB / 73728 - lg["max_tokens"]) < 0.005 * GIB / 73728 * 2
 
