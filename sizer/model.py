@@ -525,18 +525,22 @@ TIED_BY_DEFAULT: dict[str, str] = {
 }
 
 
-def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def _standard_names(cfg: dict[str, Any], notes: list[str], aliases: dict[str, str] | None = None) -> dict[str, Any]:
     """`cfg` with ATTRIBUTE_NAMES' fields under their standard names, and what those classes derive
     when a field is absent: the MLP 4 x hidden (GPT-2, GPT-J, StarCoder's n_inner null; Bloom;
     Falcon; MPT's expansion_ratio, default 4), the KV heads (GPTBigCode multi_query, default true:
     1; Falcon: num_kv_heads with new_decoder_architecture, else 1 with multi_query (default true),
     else all heads; MPT attn_config.kv_n_heads), tied embeddings (the classes' default true, GPT-J's
-    false). Said in `notes`."""
+    false). Said in `notes`; each field read under another name is put in `aliases` (standard name:
+    the file's), so an error names the field the user wrote."""
     model_type = str(cfg.get("model_type"))
     said = []
+    aliases = {} if aliases is None else aliases
     if model_type in _REFINED_WEB_TYPES:
         cfg = {**cfg, "model_type": "falcon"}
         if cfg.get("num_kv_heads") is None:
+            if cfg.get("n_head_kv") is not None:
+                aliases["num_key_value_heads"] = "n_head_kv"
             cfg["num_kv_heads"] = cfg.pop("n_head_kv", None) or 1
         if cfg.get("hidden_size") == 8192:
             cfg["new_decoder_architecture"] = True
@@ -554,6 +558,7 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         cfg = {**cfg, "intermediate_size": cfg["intermediate_size"] // 2, "attention_bias": True}
         if cfg.get("head_dim") is None and cfg.get("kv_channels") is not None:
             cfg["head_dim"] = cfg.pop("kv_channels")
+            aliases["head_dim"] = "kv_channels"
         notes.append(f"qwen: intermediate_size {cfg['intermediate_size']:,} (the config's half: QWenMLP's w1/w2 width), c_attn bias")
     names = ATTRIBUTE_NAMES.get(model_type)
     if names is None:
@@ -567,6 +572,7 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
                 if out.get(key) is not None:
                     out[std] = out.pop(key)  # read under its standard name (not "a field sizer does not read")
                     said.append(f"{key} as {std}")
+                    aliases[std] = key
                     break
     hidden, heads = out.get("hidden_size"), out.get("num_attention_heads")
     if out.get("intermediate_size") is None and model_type != "dbrx" and isinstance(hidden, int) and not isinstance(hidden, bool):
@@ -579,13 +585,18 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         if model_type == "gpt_bigcode":
             kv = 1 if out.get("multi_query", True) else heads
         elif model_type == "falcon":
+            if out.get("new_decoder_architecture") and out.get("num_kv_heads") is not None:
+                aliases.setdefault("num_key_value_heads", "num_kv_heads")
             kv = out.pop("num_kv_heads", None) if out.get("new_decoder_architecture") else (1 if out.get("multi_query", True) else heads)
             out.pop("num_kv_heads", None)  # FalconAttention ignores it without new_decoder_architecture
             kv = heads if kv is None else kv
         elif model_type in ("mpt", "dbrx") and isinstance(out.get("attn_config"), Mapping):
             kv = out["attn_config"].get("kv_n_heads")
+            aliases["num_key_value_heads"] = "attn_config.kv_n_heads"
         elif model_type == "chatglm":
             kv = out.pop("multi_query_group_num", None) if out.get("multi_query_attention") else heads
+            if out.get("multi_query_attention"):
+                aliases["num_key_value_heads"] = "multi_query_group_num"
         if kv is not None:
             out["num_key_value_heads"] = kv
             said.append(f"num_key_value_heads {kv}")
@@ -596,6 +607,7 @@ def _standard_names(cfg: dict[str, Any], notes: list[str]) -> dict[str, Any]:
             if out.get(std) is None and ffn.get(key) is not None:
                 out[std] = ffn[key]
                 said.append(f"ffn_config.{key} as {std}")
+                aliases[std] = f"ffn_config.{key}"
     if model_type == "chatglm" and out.get("add_qkv_bias"):
         out["attention_bias"] = True
     if out.get("tie_word_embeddings") is None:
@@ -754,19 +766,36 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
+class _Where(str):
+    """A config file's name for error messages, with the fields the file wrote under another name
+    (_standard_names' aliases), so a message names the field as the user wrote it."""
+
+    aliases: Mapping[str, str] = {}
+
+    def __new__(cls, where: str, aliases: Mapping[str, str]):
+        out = super().__new__(cls, where)
+        out.aliases = dict(aliases)
+        return out
+
+
+def _field_name(key: str, where: str) -> str:
+    alias = getattr(where, "aliases", {}).get(key)
+    return f"{alias} (read as {key})" if alias else key
+
+
 def _int(cfg: Mapping[str, Any], key: str, where: str, default: Any = None) -> int:
     value = cfg.get(key, default)
     if value is None:
         if default is None:
-            raise FieldValueError(f"{where}: {key}: required field is missing")
+            raise FieldValueError(f"{where}: {_field_name(key, where)}: required field is missing")
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
-        raise FieldTypeError(f"{where}: {key}: expected an integer, got {value!r}")
+        raise FieldTypeError(f"{where}: {_field_name(key, where)}: expected an integer, got {value!r}")
     lo, hi = _INT_RANGES.get(key, (0, 2**30))
     if value == default and value < lo:  # a default of 0 means "absent"
         return int(value)
     if not lo <= value <= hi:
-        raise FieldValueError(f"{where}: {key}: expected an integer from {lo} to {hi:,}, got {value}")
+        raise FieldValueError(f"{where}: {_field_name(key, where)}: expected an integer from {lo} to {hi:,}, got {value}")
     return int(value)
 
 
@@ -1160,7 +1189,9 @@ def arch_from_config(
         notes.append("multimodal: language model from text_config")
     refuse_unsizable(cfg, outer, where)
     n_notes = len(notes)
-    cfg = _with_type_defaults(_standard_names(cfg, notes), notes)
+    aliases: dict[str, str] = {}
+    cfg = _with_type_defaults(_standard_names(cfg, notes, aliases), notes)
+    where = _Where(where, aliases)
     defaults_used = tuple(notes[n_notes:])  # said as a warning: figures not in the user's file
     for key in _REQUIRED:
         _int(cfg, key, where)
@@ -1172,7 +1203,7 @@ def arch_from_config(
         raise FieldValueError(f"{where}: hidden_size, num_hidden_layers and num_attention_heads must be > 0")
     kv_heads = _int(cfg, "num_key_value_heads", where, heads)
     if kv_heads > heads:
-        raise FieldValueError(f"{where}: num_key_value_heads: expected at most num_attention_heads ({heads}), got {kv_heads}")
+        raise FieldValueError(f"{where}: {_field_name('num_key_value_heads', where)}: expected at most num_attention_heads ({heads}), got {kv_heads}")
     head_dim = _int(cfg, "head_dim", where, max(hidden // heads, 1))
     model_type = str(cfg.get("model_type", "unknown"))
 

@@ -163,3 +163,36 @@ def test_qwen1_bad_intermediate_size_is_named_as_the_file_gives_it(value, tmp_pa
             load_config_json(path)
     else:
         assert load_config_json(path).intermediate_size == 1
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "num_layers": "28", "padded_vocab_size": 65024,
+          "seq_length": 8192, "ffn_hidden_size": 13696, "kv_channels": 128, "multi_query_attention": True, "multi_query_group_num": 2},
+         "num_layers (read as num_hidden_layers): expected an integer, got '28'"),
+        ({"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "num_layers": 28, "padded_vocab_size": 65024,
+          "seq_length": 8192, "ffn_hidden_size": 13696, "kv_channels": 128, "multi_query_attention": True, "multi_query_group_num": 64},
+         "multi_query_group_num (read as num_key_value_heads): expected at most num_attention_heads (32), got 64"),
+        ({"model_type": "RefinedWeb", "hidden_size": 8192, "n_head": 128, "n_layer": 60, "vocab_size": 65024, "n_head_kv": "8"},
+         "n_head_kv (read as num_key_value_heads): expected an integer, got '8'"),
+        ({"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40, "max_seq_len": 32768, "vocab_size": 100352,
+          "attn_config": {"kv_n_heads": 8}, "ffn_config": {"moe_num_experts": "16", "moe_top_k": 4, "ffn_hidden_size": 10752}},
+         "ffn_config.moe_num_experts (read as num_local_experts): expected an integer, got '16'"),
+        ({"model_type": "qwen", "hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24, "vocab_size": 151936,
+          "intermediate_size": 11008, "kv_channels": "128", "max_position_embeddings": 8192},
+         "kv_channels (read as head_dim): expected an integer, got '128'"),
+    ],
+    ids=["chatglm-num_layers", "chatglm-group", "refinedweb-n_head_kv", "dbrx-ffn_config", "qwen-kv_channels"],
+)
+def test_a_bad_value_under_another_name_is_named_as_the_file_writes_it(tmp_path, config, message):
+    """A field read under its standard name (ChatGLM's num_layers as num_hidden_layers, DBRX's ffn_config.moe_num_experts
+    as num_local_experts) is named in an error as the file writes it: the error named num_hidden_layers, which the
+    file does not have."""
+    from sizer.errors import SizerError
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(SizerError) as err:
+        load_config_json(path)
+    assert str(err.value) == f"{path}: {message}"
