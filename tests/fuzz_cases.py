@@ -370,9 +370,52 @@ CONFIG_EXTRAS = {
 
 VALID_LINEAR = {"linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4}
 
+# Other config classes' names and the architectures sizer refuses (sizer/model.py _standard_names,
+# refuse_unsizable; tests/data/ARCH_AUDIT.md): trimmed published shapes, then their own fields varied
+FAMILY_CONFIGS = [
+    {"model_type": "RefinedWeb", "hidden_size": 8192, "n_head": 128, "n_head_kv": 8, "n_layer": 60, "vocab_size": 65024, "torch_dtype": "bfloat16"},
+    {"model_type": "RefinedWebModel", "hidden_size": 4544, "n_head": 71, "n_layer": 32, "multi_query": True, "vocab_size": 65024},
+    {"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "num_layers": 28, "padded_vocab_size": 65024, "seq_length": 8192,
+     "ffn_hidden_size": 13696, "kv_channels": 128, "multi_query_attention": True, "multi_query_group_num": 2, "add_qkv_bias": True},
+    {"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40, "max_seq_len": 32768, "vocab_size": 100352,
+     "attn_config": {"kv_n_heads": 8}, "ffn_config": {"moe_num_experts": 16, "moe_top_k": 4, "ffn_hidden_size": 10752}},
+    {"model_type": "qwen", "hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24, "vocab_size": 151936,
+     "intermediate_size": 11008, "kv_channels": 128, "max_position_embeddings": 8192},
+    {"model_type": "opt", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "ffn_dim": 16384, "vocab_size": 50272,
+     "max_position_embeddings": 2048},
+    {"model_type": "cohere", "hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 64, "num_hidden_layers": 40,
+     "intermediate_size": 22528, "vocab_size": 256000, "max_position_embeddings": 8192},
+    {"model_type": "minimax_m2", "hidden_size": 3072, "num_attention_heads": 48, "num_key_value_heads": 8, "num_hidden_layers": 62,
+     "intermediate_size": 1536, "num_local_experts": 256, "num_experts_per_tok": 8, "vocab_size": 200064, "head_dim": 128,
+     "attn_type_list": [1] * 62},
+    {"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12, "intermediate_size": 3072, "vocab_size": 30522},
+    {"model_type": "t5", "d_model": 512, "num_heads": 8, "num_layers": 6, "d_ff": 2048, "vocab_size": 32128, "is_encoder_decoder": True},
+    {"model_type": "mamba", "hidden_size": 2560, "num_hidden_layers": 64, "state_size": 16, "vocab_size": 50280},
+    {"model_type": "jamba", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32,
+     "intermediate_size": 14336, "vocab_size": 65536, "attn_layer_period": 8, "attn_layer_offset": 4, "mamba_d_state": 16},
+]
+FAMILY_EXTRAS = {
+    "n_head_kv": [8, 0, -1, "x", None],
+    "multi_query_group_num": [2, 0, 64, "x", None],
+    "attn_config": [{"kv_n_heads": 8}, {"kv_n_heads": "x"}, "x", [1]],
+    "ffn_config": [{"moe_num_experts": "16", "moe_top_k": 4, "ffn_hidden_size": 10752}, {"moe_top_k": 0}, "x"],
+    "kv_channels": [128, "x", -4],
+    "intermediate_size": [1, -4, 11007, True],
+    "ffn_dim": [0, "x"],
+    "attn_type_list": [[1] * 62, [0, 1] * 31, "x", []],
+    "is_encoder_decoder": [True, False, "x"],
+    "tie_word_embeddings": [None, False],
+    "num_layers": ["28", 0],
+}
+
 
 def config_case(rng: random.Random) -> Case:
-    cfg = dict(BASE_CONFIG)
+    if rng.random() < 0.3:
+        cfg = json.loads(json.dumps(rng.choice(FAMILY_CONFIGS)))
+        for key in rng.sample(sorted(FAMILY_EXTRAS), rng.randint(0, 2)):
+            cfg[key] = rng.choice(FAMILY_EXTRAS[key])
+    else:
+        cfg = dict(BASE_CONFIG)
     for key in rng.sample(sorted(CONFIG_EXTRAS), rng.randint(0, 3)):
         cfg[key] = rng.choice(CONFIG_EXTRAS[key])
     hybrid = isinstance(cfg.get("layer_types"), list) and "linear_attention" in cfg["layer_types"]
