@@ -874,6 +874,7 @@ NVIDIA = yaml.safe_load((DATA / "vllm_nvidia_other_gpus.yaml").read_text())["ent
 NVIDIA_SOURCES = {
     "L": "find_string index file id 38962983769 ('Hosting Qwen3-235B-A22B-Instruct-2507-FP8 on 8xL40S', vLLM 0.10.2)",
     "P": "https://github.com/vllm-project/vllm/pull/17122 (1 x L40S, Llama-3.1-8B-Instruct, V1 between 0.8.4 and 0.8.5)",
+    "M": "yecohn/moe-bench@a0b56733034234022b5c384eb734e560a69d44e3 results/qwen3-a3b-4gpu-parallelism (4 x A100-PCIE-40GB, TP 4, main build after 0.20)",
 }
 
 
@@ -933,8 +934,14 @@ def test_nvidia_log_within_two_percent(entry, catalog):
     _pool_and_tokens_within_two_percent(m, entry, where)
     # each logged term: the pool is right for the right reasons
     assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.05), where
-    assert m.activation_bytes_per_gpu / GIB == pytest.approx(entry["activation_gib"], abs=0.05), where
-    assert m.runtime_overhead_bytes_per_gpu / GIB == pytest.approx(entry["non_torch_gib"], abs=0.1), where
+    if "activation_gib" in entry:
+        assert m.activation_bytes_per_gpu / GIB == pytest.approx(entry["activation_gib"], abs=0.05), where
+    if "non_torch_gib" in entry:
+        assert m.runtime_overhead_bytes_per_gpu / GIB == pytest.approx(entry["non_torch_gib"], abs=0.1), where
+    if "rest_gib" in entry:
+        # builds that log neither term apart (no DEBUG profiling line): what the budget leaves for the two together
+        rest = (m.activation_bytes_per_gpu + m.runtime_overhead_bytes_per_gpu) / GIB
+        assert rest == pytest.approx(entry["rest_gib"], abs=0.15), where
 
 
 @pytest.mark.parametrize("entry_id", sorted(NVIDIA_MEASURED))
