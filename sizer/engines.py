@@ -1289,9 +1289,11 @@ class TrtllmPolicy(EnginePolicy):
     # ..., Ada Lovelace ..., Ampere: A100" (nvidia.github.io/TensorRT-LLM/supported-hardware.html):
     # CUDA kernels, no ROCm build. Before, a TensorRT-LLM workload could be planned on MI300X
     vendors = ("nvidia",)
-    # Memory outside torch (CUDA context, cuBLAS/NCCL workspaces) and the CUDA-graph pool: measured
-    # by the engine at start-up (_util.py "Memory used outside torch"), no figure in its source;
-    # sizer's estimate, not a rule
+    # Memory outside torch (CUDA context, cuBLAS/NCCL/all-reduce workspaces, the free part of the
+    # CUDA-graph pools) and what the warm-up leaves allocated inside it (graph outputs, sampler
+    # buffers): measured by the engine at start-up (_util.py "Memory used outside torch"; the graphs
+    # are captured before the profiling run), no figure in its source and no discrete-GPU log with
+    # the breakdown (TRTLLM_AUDIT.md "Outside torch"); sizer's estimate, not a rule
     INIT_BYTES = 0.6 * GIB
     DEFAULT_TOKENS_PER_BLOCK = 32  # KvCacheConfig.tokens_per_block
     OVERLAP_SCHEDULER = True  # TorchLlmArgs.disable_overlap_scheduler defaults to False
