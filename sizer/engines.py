@@ -1335,7 +1335,7 @@ class TrtllmPolicy(EnginePolicy):
         overlap = cls.OVERLAP_SCHEDULER if overlap_scheduler is None else overlap_scheduler
         extra = 2 if overlap else 1
         tpb = settings.block_size_tokens
-        per_request = max(min(settings.max_num_batched_tokens, max(settings.max_model_len - 1, 1)), 1)
+        per_request = cls.dummy_request_size(settings)
         blocks, remaining = 0, settings.max_num_batched_tokens
         while remaining > 0:
             n = min(per_request, remaining)
@@ -1359,10 +1359,15 @@ class TrtllmPolicy(EnginePolicy):
         return max(settings.max_model_len - (1 if cls.profiles_with_kv(settings.version) else 0), 1)
 
     @classmethod
+    def dummy_request_size(cls, settings: EngineSettings) -> int:
+        """The tokens of each full dummy request: max_num_tokens cut at dummy_request_tokens."""
+        return max(min(settings.max_num_batched_tokens, cls.dummy_request_tokens(settings)), 1)
+
+    @classmethod
     def dummy_requests(cls, settings: EngineSettings) -> int:
         """How many dummy context requests the profiling run sends: max_num_tokens in pieces of at
         most dummy_request_tokens."""
-        return ceil_div(settings.max_num_batched_tokens, max(min(settings.max_num_batched_tokens, cls.dummy_request_tokens(settings)), 1))
+        return ceil_div(settings.max_num_batched_tokens, cls.dummy_request_size(settings))
 
     @staticmethod
     def seq_len_cap(pool_tokens: int, tokens_per_block: int) -> int:

@@ -252,18 +252,11 @@ def trtllm_log_lines(m: MemoryBreakdown, version: str, settings=None) -> tuple[s
     tmp = TrtllmPolicy.estimation_tokens(settings) * bpt if settings is not None and with_kv else 0.0
     peak = total - (avail / f if f else 0.0) + tmp
     max_tokens = int(avail // bpt) if bpt else 0
-    out = []
-    if with_kv:
-        out.append(
-            f"[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): {peak / GIB:.2f} GiB, available KV cache memory "
-            f"when calculating max tokens: {avail / GIB:.2f} GiB, fraction is set {f:g}, kv size is {bpt:.0f}. device total memory "
-            f"{total / GIB:.2f} GiB, , tmp kv_mem {tmp / GIB:.2f} GiB"
-        )
-    else:
-        out.append(
-            f"[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): {peak / GIB:.2f} GiB, available KV cache memory "
-            f"when calculating max tokens: {avail / GIB:.2f} GiB"
-        )
+    out = [
+        f"[TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): {peak / GIB:.2f} GiB, available KV cache memory "
+        f"when calculating max tokens: {avail / GIB:.2f} GiB"
+        + (f", fraction is set {f:g}, kv size is {bpt:.0f}. device total memory {total / GIB:.2f} GiB, , tmp kv_mem {tmp / GIB:.2f} GiB" if with_kv else "")
+    ]
     out.append(
         f"[TRT-LLM] [I] Estimated max memory in KV cache : {avail / GIB:.2f} GiB" if v >= (1, 0) else f"[TRT-LLM] [I] Estimated max tokens in KV cache : {max_tokens}"
     )
@@ -603,24 +596,19 @@ def explain_config(
     if requested_kv != kv_dtype:
         lines.append(Line(label="KV dtype auto", formula=f"the checkpoint's dtype ({model.torch_dtype})", value=kv.label))
     if m.engine == "trtllm":
-        est = TrtllmPolicy.estimation_tokens(eng)
         if TrtllmPolicy.profiles_with_kv(eng.version):  # 0.17/0.18 profile without a KV cache (estimate_max_kv_cache_tokens)
+            est = TrtllmPolicy.estimation_tokens(eng)
             lines.append(
                 Line(
                     label="profiling KV (temporary)",
-                    formula=f"{TrtllmPolicy.dummy_requests(eng)} dummy request(s), each + 2 tokens (overlap scheduler), "
+                    formula=f"{TrtllmPolicy.dummy_requests(eng)} dummy request(s), each + {2 if TrtllmPolicy.OVERLAP_SCHEDULER else 1} tokens"
+                    f"{' (overlap scheduler)' if TrtllmPolicy.OVERLAP_SCHEDULER else ''}, "
                     f"in whole {m.block_size_tokens}-token blocks: {est:,} tokens, added back after the run",
                     value=_gib(est * m.kv_bytes_per_token_per_gpu),
                 )
             )
-        lines.append(
-            Line(
-                label=f"{engine_policy(m.engine).label} would log",
-                formula=f"Allocated {m.engine_gpu_blocks * m.block_bytes_per_gpu / GIB:.2f} GiB for max tokens in paged KV cache "
-                f"({m.engine_kv_tokens:,}): {m.engine_gpu_blocks:,} blocks",
-                value=_gib(m.engine_available_kv_bytes),
-            )
-        )
+        logged = (f"Allocated {m.engine_gpu_blocks * m.block_bytes_per_gpu / GIB:.2f} GiB for max tokens in paged KV cache "
+                  f"({m.engine_kv_tokens:,}): {m.engine_gpu_blocks:,} blocks")
         if m.kv_pool_bytes_per_gpu > 0 and m.max_model_len and m.engine_kv_tokens < m.max_model_len:
             cap = TrtllmPolicy.seq_len_cap(m.engine_kv_tokens, m.block_size_tokens)
             warnings.append(
@@ -629,14 +617,9 @@ def explain_config(
                 "resource_manager.py get_max_atten_window_upper_bound): longer requests are refused"
             )
     else:
-        lines.append(
-            Line(
-                label=f"{engine_policy(m.engine).label} would log",
-                formula=f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; "
-                f"maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x",
-                value=_gib(m.engine_available_kv_bytes),
-            )
-        )
+        logged = (f"blocks {m.engine_gpu_blocks:,}; KV cache {m.engine_kv_tokens:,} tokens; "
+                  f"maximum concurrency for {m.max_model_len:,} tokens per request: {m.engine_max_concurrency:.2f}x")
+    lines.append(Line(label=f"{engine_policy(m.engine).label} would log", formula=logged, value=_gib(m.engine_available_kv_bytes)))
     if m.engine == "vllm" and m.fits and m.engine_max_concurrency < 1:
         from .candidates import max_model_len_reason
 
