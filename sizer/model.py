@@ -1187,6 +1187,11 @@ def arch_from_config(
             text["model_type"] = "gemma3_text"  # Gemma3Config's text_config class
         cfg = text
         notes.append("multimodal: language model from text_config")
+    for part, label in ((outer, "model_type"), (cfg, "text_config.model_type" if outer is not None else "model_type")):
+        # transformers' AutoConfig looks the class up by this string (CONFIG_MAPPING[model_type]):
+        # a list or a number is not a model type, and read as none it would size a decoder silently
+        if part is not None and part.get("model_type") is not None and not isinstance(part["model_type"], str):
+            raise FieldTypeError(f"{where}: {label}: expected a string (transformers' model type, as 'llama'), got {part['model_type']!r}")
     refuse_unsizable(cfg, outer, where)
     n_notes = len(notes)
     aliases: dict[str, str] = {}

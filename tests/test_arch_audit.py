@@ -196,3 +196,27 @@ def test_a_bad_value_under_another_name_is_named_as_the_file_writes_it(tmp_path,
     with pytest.raises(SizerError) as err:
         load_config_json(path)
     assert str(err.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"model_type": ["llama"], "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 128256,
+          "intermediate_size": 14336},
+         "model_type: expected a string (transformers' model type, as 'llama'), got ['llama']"),
+        ({"model_type": "llava", "text_config": {"model_type": 5, "hidden_size": 4096, "num_attention_heads": 32,
+                                                 "num_hidden_layers": 32, "vocab_size": 32064, "intermediate_size": 14336}},
+         "text_config.model_type: expected a string (transformers' model type, as 'llama'), got 5"),
+    ],
+    ids=["list", "text_config-number"],
+)
+def test_a_model_type_that_is_not_a_string_is_refused(tmp_path, config, message):
+    """transformers looks a config's class up by its model_type string (AutoConfig: CONFIG_MAPPING[model_type]), so
+    a list there fails to load in vLLM; sizer read it as no known type and sized a decoder without a word."""
+    from sizer.errors import SizerError
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(SizerError) as err:
+        load_config_json(path)
+    assert str(err.value) == f"{path}: {message}"
