@@ -594,9 +594,15 @@ def _standard_names(cfg: dict[str, Any], notes: list[str], aliases: dict[str, st
             kv = out["attn_config"].get("kv_n_heads")
             aliases["num_key_value_heads"] = "attn_config.kv_n_heads"
         elif model_type == "chatglm":
+            # THUDM's configuration_chatglm.py ChatGLMConfig: multi_query_attention=False,
+            # multi_query_group_num=1 (vLLM chatglm.py: total_num_kv_heads = multi_query_group_num
+            # if multi_query_attention else num_attention_heads)
             kv = out.pop("multi_query_group_num", None) if out.get("multi_query_attention") else heads
             if out.get("multi_query_attention"):
                 aliases["num_key_value_heads"] = "multi_query_group_num"
+                if kv is None:
+                    kv = 1
+                    said.append("multi_query_group_num 1 (not in the config: ChatGLMConfig's default)")
         if kv is not None:
             out["num_key_value_heads"] = kv
             said.append(f"num_key_value_heads {kv}")

@@ -220,3 +220,18 @@ def test_a_model_type_that_is_not_a_string_is_refused(tmp_path, config, message)
     with pytest.raises(SizerError) as err:
         load_config_json(path)
     assert str(err.value) == f"{path}: {message}"
+
+
+def test_chatglm_multi_query_without_a_group_count_takes_the_config_class_default(tmp_path):
+    """chatglm3-6b's config without multi_query_group_num: THUDM's ChatGLMConfig defaults it to 1, and vLLM's
+    chatglm.py takes total_num_kv_heads = multi_query_group_num under multi_query_attention: one KV head, 28
+    layers x 2 (K, V) x 128 x 2 B = 14,336 B a token in bf16. sizer took all 32 heads (458,752 B: 32x)."""
+    cfg = json.loads((DATA / "chatglm3-6b_config.json").read_text())
+    assert cfg["multi_query_attention"] is True
+    del cfg["multi_query_group_num"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    m = load_config_json(path)
+    assert m.num_key_value_heads == 1
+    assert model_kv_bytes_per_token(m, "bf16") == 28 * 2 * 128 * 2
+    assert any("multi_query_group_num 1" in note for note in m.notes)
