@@ -14,6 +14,9 @@ The V0 set (vLLM 0.6.x on MI300X under ROCm and on H100, tests/data/vllm_logs/AM
 GPU ("# GPU blocks: N"), or the KV GiB where the log gives no blocks.
 NVIDIA GPUs other than the H100 (L40S, B200: the 2026-12-06 NVIDIA audit, tests/data/vllm_logs/NVIDIA_AUDIT.md):
 the pool in GiB, or tokens where the log gives only those.
+ROCm V1 audit (tests/data/vllm_logs/ROCM_V1_AUDIT.md): vLLM 0.17.1 on 2 x MI300X in tokens; vLLM 0.24 / 0.26 on MI355X
+(Kimi-K2.7-Code, not in the catalog) as the pool rebuilt from the logged weights and activation with sizer's non-torch
+term and graph estimate.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
 from tests.test_vllm_logs import (  # noqa: E402
-    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, NVIDIA, NVIDIA_MEASURED, OTHER, OTHER_MEASURED, ROCM, ROCM_MEASURED, SGLANG_MEASURED, SHARED,
+    AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, NVIDIA, NVIDIA_MEASURED, OTHER, OTHER_MEASURED, ROCM, SGLANG_MEASURED, SHARED,
     V0AMD, V0AMD_MEASURED, _audit, _heldout, _nvidia, _other, _rocm, _sglang, _sglang_pool_entries, _shared, _v0amd,
 )
 
@@ -50,7 +53,7 @@ def main() -> int:
         rows.append(("other releases", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in OTHER_MEASURED else ""))
     for e in ROCM:
         m = _rocm(e, catalog)
-        rows.append(("MI355X (ROCm)", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in ROCM_MEASURED else ""))
+        rows.append(("MI355X (ROCm)", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "fit (ROCm V1 non-torch)"))
     from tests.test_trtllm_memory import trtllm_rows
 
     for i, rel, backend, unit, logged, pred, note in trtllm_rows(catalog):
@@ -71,6 +74,23 @@ def main() -> int:
             rows.append((f"NVIDIA {e['gpu']}", e["vllm"], e["id"], "GiB", e["kv_gib"], round(m.engine_available_kv_bytes / GIB, 2), "measured" if e["id"] in NVIDIA_MEASURED else ""))
         else:  # the log gives tokens only
             rows.append((f"NVIDIA {e['gpu']}", e["vllm"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in NVIDIA_MEASURED else ""))
+    # vLLM V1 on AMD outside the MI355X InferenceX set (tests/data/vllm_logs/ROCM_V1_AUDIT.md): MI300X in tokens;
+    # the MI355X Kimi-K2.7-Code runs (no catalog config) as their pool rebuilt from the logged weights and activation
+    # with sizer's non-torch term and graph estimate
+    from sizer.engines import VllmPolicy, VllmRelease
+    from tests.test_vllm_logs import ROCMV1, _kimi_k27_pool_gib, _rocmv1
+
+    for e in ROCMV1:
+        if e["src"] == "R":
+            m = _rocmv1(e, catalog)
+            rows.append(("ROCm V1 audit", e["vllm"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, ""))
+            continue
+        gpu, release = catalog.gpu(e["gpu"]), VllmRelease.of(e["vllm"])
+        nt = VllmPolicy().v1_non_torch(gpu, e["tp"], 1, release)[0] / GIB
+        # sizer's graph estimate by layer count: Kimi-K2.7's 61, as the catalog's Kimi-K2.5
+        graph = VllmPolicy.cuda_graph_estimate_bytes(catalog.model("kimi-k2.5"), 1) / GIB if release.graph_estimate_subtracted(gpu) else 0.0
+        pool = _kimi_k27_pool_gib(e, nt, graph)
+        rows.append(("ROCm V1 audit", e["vllm"], e["id"], "GiB", e["kv_gib"], round(pool, 2), "non-torch term only" + (", measured (0.26)" if e["vllm"] == "0.26.0" else "")))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:

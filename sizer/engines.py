@@ -346,6 +346,16 @@ class VllmRelease:
     - `cuda_graphs_in_budget` (0.20+): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 and
       determine_available_memory subtracts profile_cudagraph_memory(); up to 0.19 graphs are captured
       after the KV cache is sized and come out of the 1 - gpu_memory_utilization headroom.
+    - `rocm_graph_estimate` (0.26+): on ROCm the estimate is not made before 0.26: v1/worker/
+      gpu_worker.py determine_available_memory calls profile_cudagraph_memory() only `if not
+      current_platform.is_rocm()` (0.19.0 l. 380, 0.20.0 l. 381: "Skip on ROCm/HIP as graph pool
+      handles and mem_get_info behave differently") or `if current_platform.is_cuda()` (0.21.0 l. 403,
+      0.22.0 l. 409, 0.23.0 l. 421, 0.24.0 l. 449, 0.25.0 l. 479), and `cudagraph_memory_estimate`
+      stays 0 ("On ROCm, cudagraph_memory_estimate is always 0 so this is a no-op", 0.22.0 l. 423);
+      0.26.0 takes `is_cuda_alike()` (l. 502: "ROCm is included: #44825 moved the profiler to
+      torch.accelerator.get_memory_info"). The MI355X logs agree: 0.21-0.24 print no "Estimated CUDA
+      graph memory" line, 0.26 prints it (0.79 GiB) and its "equivalent to --gpu-memory-utilization"
+      note.
     - `hybrid_tokens`: how _report_kv_cache_config turns blocks into "GPU KV cache size: N tokens"
       with several KV-cache groups: num_blocks // groups x block_size (0.9-0.20), int(max
       concurrency x max_model_len) (0.21+). `group_prefer_max` (0.18+): the 1.5 x group-size rule.
@@ -384,6 +394,7 @@ class VllmRelease:
     moe_chunk_tokens: int | None = None
     allreduce_fusion: bool = False
     post_snapshot_gib: float = 0.25
+    rocm_graph_estimate: bool = False
 
     @classmethod
     def of(cls, version: str, *, flashinfer_installed: bool | None = None) -> "VllmRelease":
@@ -408,7 +419,17 @@ class VllmRelease:
             moe_chunk_tokens=None if v >= (0, 18) else 16384 if v >= (0, 12) else 32768,
             allreduce_fusion=v >= (0, 17) and flashinfer_installed is not False,
             post_snapshot_gib=0.25 if v >= (0, 18) else 0.13,
+            rocm_graph_estimate=v >= (0, 26),
         )
+
+    def graph_estimate_subtracted(self, gpu: Gpu) -> bool:
+        """Whether determine_available_memory subtracts its CUDA-graph estimate on `gpu`: from 0.20,
+        and on AMD GPUs (ROCm) from 0.26 only (rocm_graph_estimate)."""
+        return self.cuda_graphs_in_budget and (gpu.vendor.lower() != "amd" or self.rocm_graph_estimate)
+
+    def graph_estimate_logged(self, gpu: Gpu) -> bool:
+        """Whether the worker makes (and logs) the estimate at all: from 0.19; on ROCm from 0.26."""
+        return self.version >= (0, 19) and (gpu.vendor.lower() != "amd" or self.rocm_graph_estimate)
 
 
 # Streaming multiprocessors per device: the Triton top-k/top-p kernel keeps a [min(SMs, rows) x vocab]
@@ -498,6 +519,23 @@ class VllmPolicy(EnginePolicy):
     # driver rank; Llama-3.1-8B, 0.6.4.dev5, MI300-testing inference-vllm-vs-vllm-rocm.ipynb).
     ROCM_V0_GROWTH_GIB = {1: 2.3, 2: 3.8, 8: 7.1}
     ROCM_V0_WHOLE_DEVICE_GIB = {1: 6.07, 8: 8.00}
+    # V1 (0.9-0.25) on AMD GPUs: the non-torch increase since the worker's snapshot (utils/mem_utils.py
+    # MemorySnapshot.measure: free and total from current_platform.mem_get_info, i.e. torch.cuda.mem_get_info
+    # on ROCm, 0.24.0 l. 146), as on CUDA, but ROCm's is far larger than the CUDA figures sizer took
+    # (0.35 GiB at TP 1, 0.50 at TP 2, 0.65 beyond). Measured, not read: the source says which memory is
+    # charged, not how much ROCm holds. The MI355X logs of AMD's InferenceX runs (tests/data/vllm_logs/
+    # vllm_rocm_mi355x.yaml, vLLM 0.21 / 0.22, none of which subtracts a graph estimate on ROCm) give it as
+    # gpu_memory_utilization x total - logged weights - logged KV - sizer's activation: 0.80, 1.27, 1.30,
+    # 1.35 GiB at TP 1 (MiniMax-M2.5 FP8 and MXFP4), 3.71 and 4.18 at TP 2 (MiniMax-M2.5 FP8), 4.93-5.37 at
+    # TP 4 (Kimi-K2.5 MXFP4); the medians, to 0.1 GiB, are the table. They agree with V0's growth on MI300X
+    # (ROCM_V0_GROWTH_GIB: 3.8 at TP 2, 5.45 at TP 4 in log2(TP)), the same quantity, within 0.3 GiB at TP 2
+    # and 4, and V0's TP 8 figure is taken for lack of a V1 log beyond TP 4. TP 1 is 1 GiB under V0's:
+    # V0's includes hipBLASLt's kernel libraries (AMD_V0_AUDIT.md, mechanism 2). Checked outside these logs
+    # (tests/data/vllm_logs/vllm_rocm_v1_audit.yaml): vLLM 0.24 on MI355X at TP 4 (Kimi-K2.7-Code, 5.66 GiB
+    # from its logged activation) and 0.17.1 on 2 x MI300X (MiniMax-M2, tokens within 2 %). 0.26 reads free
+    # memory through torch.accelerator.get_memory_info instead (mem_utils.py l. 146) and logs 2.78 GiB at TP 4
+    # (same model and node): no rule is read for 0.26, which keeps the CUDA figures.
+    ROCM_V1_GROWTH_GIB = {1: 1.3, 2: 3.9, 4: 5.2, 8: 7.1}
     V1_COMM_INIT_BYTES = 1.0 * GIB
     V1_COMM_LAZY_BYTES = {2: 1.82 * GIB, 4: 1.89 * GIB, 8: 1.96 * GIB}  # 8: extrapolated (+0.07 per doubling), no log
     V1_COMM_LAZY_NO_FUSION_BYTES = 0.42 * GIB  # measured at TP 2 only
@@ -708,7 +746,11 @@ class VllmPolicy(EnginePolicy):
         )
         fusion_capable = gpu.name.startswith(HOPPER_OR_LATER)
         ranks = tp * pp
-        # (AMD devices keep the V0 figures: their V1 terms are the ROCm audit's, not read here)
+        if gpu.vendor.lower() == "amd" and (0, 9) <= release.version < (0, 26):
+            total = self.v1_rocm_non_torch(tp)
+            return total, (f"ROCm's non-torch increase after the snapshot at tp={tp}: {total / GIB:.2f} GiB "
+                           "(measured in vLLM 0.21/0.22 MI355X logs; ROCM_V1_GROWTH_GIB)")
+        # (AMD devices otherwise keep the V0-era figures: 0.8 and 0.26+ have no ROCm rule here)
         if not nvlink_node and (release.absolute_non_torch or gpu.vendor.lower() != "nvidia"):
             # 0.8: every non-torch byte on the device, the CUDA context included (gpu_worker.py
             # determine_available_memory: mem_get_info total - free - torch allocated), as V0 measured it
@@ -803,7 +845,7 @@ class VllmPolicy(EnginePolicy):
         buffers = self.runtime_buffer_bytes(model, settings)
         non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release)
         cublas = self.cublas_workspace_bytes(gpu)
-        graphs = self.cuda_graph_estimate_bytes(model, pp) if release.cuda_graphs_in_budget else 0.0
+        graphs = self.cuda_graph_estimate_bytes(model, pp) if release.graph_estimate_subtracted(gpu) else 0.0
         terms = {}
         for s in range(pp):
             fwd, fwd_how = self.forward_peak(model, tp, settings, weight_dtype, s, release)
@@ -866,6 +908,16 @@ class VllmPolicy(EnginePolicy):
         log2(TP) between the measured sizes, the largest measured beyond them."""
         v = _version_tuple(version)
         table = self.ROCM_V0_WHOLE_DEVICE_GIB if (0, 6, 4) <= v < (0, 6, 5) else self.ROCM_V0_GROWTH_GIB
+        return self._by_tp(table, tp)
+
+    def v1_rocm_non_torch(self, tp: int) -> float:
+        """V1's non-torch increase on an AMD GPU, 0.9-0.25 (ROCM_V1_GROWTH_GIB), by TP as V0's."""
+        return self._by_tp(self.ROCM_V1_GROWTH_GIB, tp)
+
+    @staticmethod
+    def _by_tp(table: dict[int, float], tp: int) -> float:
+        """A measured per-TP figure (GiB) in bytes: in log2(TP) between the measured sizes, the
+        largest measured beyond them."""
         sizes = sorted(table)
         x = math.log2(max(tp, 1))
         if tp >= sizes[-1]:

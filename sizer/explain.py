@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .candidates import parallelism_reason
 from .catalog import Gpu, served_id_warnings
-from .engines import EngineOverrides, EngineSettings, SglangPolicy, TrtllmPolicy, _version_tuple, engine_policy, resolve_kv_dtype
+from .engines import EngineOverrides, EngineSettings, SglangPolicy, TrtllmPolicy, VllmRelease, _version_tuple, engine_policy, resolve_kv_dtype
 from .errors import FieldValueError
 from .memory import KvFormat, MemoryBreakdown
 from .model import ModelArch, weight_scheme
@@ -645,7 +645,10 @@ def explain_config(
         launch_command=cmd,
         warnings=tuple(warnings),
         engine_log=engine_log_lines(
-            m, engine, eng.version, policy.cuda_graph_estimate_bytes(model, pp) if engine == "vllm" else 0.0, latent_kv=model.is_mla,
+            m, engine, eng.version,
+            policy.cuda_graph_estimate_bytes(model, pp)
+            if engine == "vllm" and policy.era(eng.version) == "v1" and VllmRelease.of(eng.version).graph_estimate_logged(gpu) else 0.0,
+            latent_kv=model.is_mla,
             settings=eng,
         ),
         requested_kv_dtype=requested_kv,
