@@ -16,7 +16,7 @@ NVIDIA GPUs other than the H100 (L40S, B200: the 2026-12-06 NVIDIA audit, tests/
 the pool in GiB, or tokens where the log gives only those.
 ROCm V1 audit (tests/data/vllm_logs/ROCM_V1_AUDIT.md): vLLM 0.17.1 on 2 x MI300X in tokens; vLLM 0.24 / 0.26 on MI355X
 (Kimi-K2.7-Code, not in the catalog) as the pool rebuilt from the logged weights and activation with sizer's non-torch
-term and graph estimate.
+term and graph estimate. SGLang on AMD (the same audit): tokens ("KV Cache is allocated. #tokens").
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main() -> int:
     from sizer.engines import VllmPolicy, VllmRelease
     from tests.test_vllm_logs import ROCMV1, _kimi_k27_pool_gib, _rocmv1
 
-    for e in ROCMV1:
+    for e in (x for x in ROCMV1 if x.get("engine") != "sglang"):
         if e["src"] == "R":
             m = _rocmv1(e, catalog)
             rows.append(("ROCm V1 audit", e["vllm"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, ""))
@@ -91,6 +91,11 @@ def main() -> int:
         graph = VllmPolicy.cuda_graph_estimate_bytes(catalog.model("kimi-k2.5"), 1) / GIB if release.graph_estimate_subtracted(gpu) else 0.0
         pool = _kimi_k27_pool_gib(e, nt, graph)
         rows.append(("ROCm V1 audit", e["vllm"], e["id"], "GiB", e["kv_gib"], round(pool, 2), "non-torch term only" + (", measured (0.26)" if e["vllm"] == "0.26.0" else "")))
+    from tests.test_vllm_logs import ROCM_SGLANG_HELD, _rocm_sglang
+
+    for e in (x for x in ROCMV1 if x.get("engine") == "sglang"):
+        _, m = _rocm_sglang(e, catalog)
+        rows.append(("SGLang on AMD", e["release"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in ROCM_SGLANG_HELD else ""))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
