@@ -343,6 +343,21 @@ class VllmRelease:
       "flashinfer" (VLLM_USE_FLASHINFER_SAMPLER on by default, 0.21+; 0.9-0.11.0 when installed, as in
       the project's Docker images: TopKTopPSampler.__init__ takes forward_cuda when
       `is_flashinfer_available` and the variable is unset).
+    - `sampler_native_warmup` (0.21+): _dummy_sampler_run (v1/worker/gpu_model_runner.py, 0.21.0 and
+      0.22.0 wheels) runs the sampler twice on the same logits: once as configured, then with a
+      per-request generator "to warm forward_native", which TopKTopPSampler.forward_cuda hands to
+      forward_native (FlashInfer takes no generators), i.e. apply_top_k_top_p: the Triton kernel for
+      >= 8 rows, torch's sort below (v1/sample/ops/topk_topp_sampler.py). The profile's peak is the
+      larger of the two calls, the native one. 0.20.0's _dummy_sampler_run calls the sampler once.
+    - `model_runner_v2` (0.22+): VllmConfig.use_v2_model_runner (config/vllm.py, 0.22.0 wheel) is
+      on by default for DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = {"Qwen3ForCausalLM"} when the model is
+      neither MoE nor quantized nor hybrid (and no --reasoning-parser, speculative method other than
+      EAGLE/MTP, ... is set: _get_v2_model_runner_unsupported_features). That runner
+      (v1/worker/gpu/model_runner.py) returns 0 from profile_cudagraph_memory, so no graph estimate is
+      subtracted, and its _dummy_sampler_run samples a dummy InputBatch whose top-k / top-p are off
+      (sample/states.py: top_k = vocab, top_p = 1.0): the fp32 copy of the logits
+      (Sampler.apply_sampling_params) and the Gumbel argmax, no sort. VLLM_USE_V2_MODEL_RUNNER was
+      "0" by default in 0.20 and 0.21 (envs.py).
     - `cuda_graphs_in_budget` (0.20+): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 and
       determine_available_memory subtracts profile_cudagraph_memory(); up to 0.19 graphs are captured
       after the KV cache is sized and come out of the 1 - gpu_memory_utilization headroom.
@@ -395,6 +410,8 @@ class VllmRelease:
     allreduce_fusion: bool = False
     post_snapshot_gib: float = 0.25
     rocm_graph_estimate: bool = False
+    sampler_native_warmup: bool = False
+    model_runner_v2: bool = False
 
     @classmethod
     def of(cls, version: str, *, flashinfer_installed: bool | None = None) -> "VllmRelease":
@@ -420,6 +437,8 @@ class VllmRelease:
             allreduce_fusion=v >= (0, 17) and flashinfer_installed is not False,
             post_snapshot_gib=0.25 if v >= (0, 18) else 0.13,
             rocm_graph_estimate=v >= (0, 26),
+            sampler_native_warmup=v >= (0, 21),
+            model_runner_v2=v >= (0, 22),
         )
 
     def graph_estimate_subtracted(self, gpu: Gpu) -> bool:
@@ -629,7 +648,7 @@ class VllmPolicy(EnginePolicy):
         DEFAULT_VOCAB_PADDING_SIZE, pad_vocab_size); the all-gathered logits carry the padding."""
         return ceil_div(ceil_div(model.vocab_size, 64) * 64, tp) * tp
 
-    def sampler_peak(self, model: ModelArch, gpu: Gpu, tp: int, settings: EngineSettings, release: VllmRelease) -> tuple[float, str]:
+    def sampler_peak(self, model: ModelArch, gpu: Gpu, tp: int, settings: EngineSettings, release: VllmRelease, *, v2: bool = False) -> tuple[float, str]:
         """The dummy sampler run (gpu_model_runner.py _dummy_sampler_run): min(max_num_seqs,
         max_num_batched_tokens) rows of full-vocabulary logits (LogitsProcessor all-gathers them at TP
         > 1: every rank holds [rows x vocab]), top-k and top-p on, on the last pipeline stage.
@@ -638,20 +657,38 @@ class VllmPolicy(EnginePolicy):
         alternate key/value buffers and input indices (4 + 8 + 8): 38 B; "triton" probabilities (4) and
         the exponential noise random_sample draws (4): 14 B plus a [min(SMs, rows) x vocab] fp32
         buffer; "flashinfer" top_k_mask_logits' output (4) and its softmax (4): 14 B. The forward's
-        hidden states (max_num_batched_tokens x hidden, bf16) and two [rows x hidden] copies are held."""
+        hidden states (max_num_batched_tokens x hidden, bf16) and two [rows x hidden] copies are held.
+        `v2`: the run of Model Runner V2 (uses_model_runner_v2)."""
         rows = min(settings.max_num_seqs, settings.max_num_batched_tokens)
         v, vpad, h = model.vocab_size, self.padded_vocab(model, tp), model.hidden_size
+        if v2:
+            # Model Runner V2 (0.22+, VllmRelease.model_runner_v2): the dummy batch has top-k / top-p off, so
+            # the sampler holds the bf16 logits and their fp32 copy (4 B) only; the hidden states are not
+            # re-drawn (no rand_like copy): [tokens + rows] x hidden held
+            held = (settings.max_num_batched_tokens + rows) * h * 2
+            return float(rows * vpad * 2 + rows * v * 4 + held), f"{rows} rows x {v:,} vocab, Model Runner V2: fp32 logits, no top-k/top-p (6 B per logit)"
         held = (settings.max_num_batched_tokens + 2 * rows) * h * 2
-        if release.sampler == "sort":
-            per, extra, how = 36, 0, "torch.sort path: 38 B per logit"
-        elif release.sampler == "triton":
-            sms = SM_COUNT.get(gpu.name, 132)
-            per, extra = 12, min(1 << (min(sms, rows) - 1).bit_length(), sms) * v * 4
-            how = f"Triton top-k/top-p: 14 B per logit + {min(sms, rows)} x vocab fp32 buffer"
-        else:
-            per, extra, how = 12, 0, "FlashInfer sampling: 14 B per logit"
-        total = rows * vpad * 2 + rows * v * per + extra + held
-        return float(total), f"{rows} rows x {v:,} vocab, {how}"
+
+        def path_bytes(path: str) -> tuple[float, str]:
+            if path == "triton" and rows < 8:
+                path = "sort"  # apply_top_k_top_p: the Triton kernel for >= 8 rows only, torch's sort below
+            if path == "sort":
+                per, extra, how = 36, 0, "torch.sort path: 38 B per logit"
+            elif path == "triton":
+                sms = SM_COUNT.get(gpu.name, 132)
+                per, extra = 12, min(1 << (min(sms, rows) - 1).bit_length(), sms) * v * 4
+                how = f"Triton top-k/top-p: 14 B per logit + {min(sms, rows)} x vocab fp32 buffer"
+            else:
+                per, extra, how = 12, 0, "FlashInfer sampling: 14 B per logit"
+            return float(rows * vpad * 2 + rows * v * per + extra + held), how
+
+        total, how = path_bytes(release.sampler)
+        if release.sampler_native_warmup:
+            # 0.21+: the same logits sampled again with a generator, which takes forward_native
+            native, native_how = path_bytes("triton")
+            if native > total:
+                total, how = native, f"{native_how} (the second, forward_native warm-up call of 0.21+; first call {how})"
+        return total, f"{rows} rows x {v:,} vocab, {how}"
 
     @staticmethod
     def moe_workspace_bytes(model: ModelArch, tp: int, tokens: int, release: VllmRelease) -> float:
@@ -792,6 +829,24 @@ class VllmPolicy(EnginePolicy):
         return total, "; ".join(parts)
 
     @staticmethod
+    def uses_model_runner_v2(model: ModelArch, weight_dtype: str, release: VllmRelease) -> bool:
+        """Whether vLLM runs the model on Model Runner V2 by default (VllmRelease.model_runner_v2): a
+        Qwen3ForCausalLM (model_type "qwen3": dense, no vision tower, no linear-attention layers) served in
+        its 16-bit checkpoint dtype without --quantization (VllmConfig._is_default_v2_model_runner_model:
+        `not model_config.is_moe and not model_config.is_quantized`). sizer's launch line sets no
+        --reasoning-parser, which would keep the V1 runner (its "reasoning budget enforcement" is unsupported)."""
+        return bool(
+            release.model_runner_v2
+            and model.model_type == "qwen3"
+            and not model.is_moe
+            and not model.vision_params
+            and not model.num_linear_layers
+            and weight_dtype in SIXTEEN
+            and model.native_weight_dtype in SIXTEEN
+            and not model.unmodelled_quant
+        )
+
+    @staticmethod
     def cuda_graph_estimate_bytes(model: ModelArch, pp: int) -> float:
         """profile_cudagraph_memory's estimate (gpu_model_runner.py, 0.19+): first capture plus one
         increment per size for the PIECEWISE and FULL graphs of the 51 default sizes up to 512. vLLM
@@ -845,14 +900,16 @@ class VllmPolicy(EnginePolicy):
         buffers = self.runtime_buffer_bytes(model, settings)
         non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release)
         cublas = self.cublas_workspace_bytes(gpu)
-        graphs = self.cuda_graph_estimate_bytes(model, pp) if release.graph_estimate_subtracted(gpu) else 0.0
+        v2 = self.uses_model_runner_v2(model, weight_dtype, release)
+        # Model Runner V2's profile_cudagraph_memory returns 0 (v1/worker/gpu/model_runner.py, 0.22.0)
+        graphs = self.cuda_graph_estimate_bytes(model, pp) if release.graph_estimate_subtracted(gpu) and not v2 else 0.0
         terms = {}
         for s in range(pp):
             fwd, fwd_how = self.forward_peak(model, tp, settings, weight_dtype, s, release)
             detail = [("forward pass", fwd_how, fwd)]
             peak = fwd
             if s == pp - 1:
-                samp, samp_how = self.sampler_peak(model, gpu, tp, settings, release)
+                samp, samp_how = self.sampler_peak(model, gpu, tp, settings, release, v2=v2)
                 if model.vision_params and s == 0:
                     held, held_how = self.vision_profile_held_bytes(model, settings)
                     samp += held
@@ -884,7 +941,9 @@ class VllmPolicy(EnginePolicy):
             vision_replicated=self.vision_tower_replicated(model, release),
             cuda_graph=graphs, detail=lambda s: terms[s][1],
             notes=(
-                f"vLLM {settings.version}: sampler path {release.sampler}; FlashInfer "
+                f"vLLM {settings.version}: "
+                + ("Model Runner V2 (its default for Qwen3ForCausalLM): no CUDA-graph estimate, no top-k/top-p in the dummy sampler run; " if v2 else "")
+                + f"sampler path {release.sampler}; FlashInfer "
                 + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
                    else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
                 + (f"; TP all-reduce fusion {'on' if release.allreduce_fusion else 'off'}" if tp > 1 else "")

@@ -230,14 +230,16 @@ def test_sampler_path_by_release(catalog):
     # sort (0.14, topk_topp_sampler.py apply_top_k_top_p -> logits.sort): 38 B per element
     #   = 1,024 x 152,064 x 38 = 5,917,114,368 B.
     # Triton (0.19, apply_top_k_top_p_triton): 14 B per element + 132 x 152,064 x 4 B = 2,179,989,504 + 80,289,792.
-    # FlashInfer (0.21, on by default): 14 B per element, no buffer.
+    # FlashInfer (0.21, on by default): 14 B per element, no buffer -- but 0.21's _dummy_sampler_run samples the same
+    # logits again with a generator (forward_native: the Triton path), so the peak is the Triton figure
+    # (V020_AUDIT.md; test_sampler_warm_up_from_0_21_takes_the_native_path).
     from sizer.engines import VllmPolicy, VllmRelease
 
     model = _config("Qwen/Qwen2.5-7B-Instruct")
     gpu = catalog.gpu("H100-SXM")
     p = VllmPolicy()
     held = 73_400_320
-    for version, expected in (("0.14.1", 5_917_114_368), ("0.19.0", 2_179_989_504 + 80_289_792), ("0.21.0", 2_179_989_504)):
+    for version, expected in (("0.14.1", 5_917_114_368), ("0.19.0", 2_179_989_504 + 80_289_792), ("0.21.0", 2_179_989_504 + 80_289_792)):
         settings = p.settings(gpu, model, 1, version=version, overrides=EngineOverrides(), max_model_len=8192)
         got, _ = p.sampler_peak(model, gpu, 1, settings, VllmRelease.of(version))
         assert got == expected + held, version
@@ -1202,3 +1204,113 @@ def test_every_rocm_v1_audit_log_is_tabled():
     assert {e["src"] for e in ROCMV1} == set(ROCMV1_SOURCES)
     text = (DATA / "ROCM_V1_AUDIT.md").read_text()
     assert all(e["id"] in text for e in ROCMV1)
+# vLLM 0.20+ (tests/data/vllm_logs/vllm_v020_plus_audit.yaml; V020_AUDIT.md): each release's rules read in the 0.20.0,
+# 0.21.0 and 0.22.0 wheels, and the 0.20+ logs found
+# ---------------------------------------------------------------------------------------------
+
+V020 = yaml.safe_load((DATA / "vllm_v020_plus_audit.yaml").read_text())["entries"]
+V020_SOURCES = {
+    "D": "yecohn/moe-bench@a0b56733034234022b5c384eb734e560a69d44e3 results/qwen3-a3b-4gpu-parallelism (4 x A100-PCIE-40GB, TP 2 x DP 2, main build after 0.20)",
+}
+
+
+def _v020(entry, catalog):
+    """sizer's breakdown of one log under its own conditions (one TP group: sizer has no data-parallel term)."""
+    return _nvidia(entry, catalog)
+
+
+# Measured errors of the KV tokens (sizer / logged - 1) and what the log shows of them.
+_DP_MOE = (
+    "Data parallel over a MoE model (source D, TP 2 x DP 2 on 4 x A100-PCIE-40GB): without expert parallelism vLLM "
+    "flattens the experts' tensor parallelism over all DP x TP ranks (FusedMoEParallelConfig: tp_size = dp x tp), and "
+    "with it spreads the experts over the same four ranks, so each GPU holds a quarter of the experts and half of "
+    "the rest: 'Model loading took 14.96 GiB', where sizer, which sizes one TP group of 2, holds half of everything "
+    "(28.46 GiB) and leaves a 2.95 GiB pool against the logged 15.22. On the logged weights sizer's pool is +8 % "
+    "(16.45 GiB): vLLM's own graph estimate is 1.87 / 2.04 GiB against sizer's 1.05 (0.30 + 16 MiB x 48 layers), "
+    "and the logged activation + non-torch rest is 1.52 GiB against sizer's 1.10 (the DP ranks' token all-gather "
+    "into the MoE layers is not modelled)."
+)
+V020_MEASURED = {
+    "a100-pcie-40gb-qwen3-30b-a3b-tp2dp2-0.20.2dev": (-0.8059, _DP_MOE),
+    "a100-pcie-40gb-qwen3-30b-a3b-tp2dp2-ep-0.20.2dev": (-0.8036, _DP_MOE),
+}
+
+
+@pytest.mark.parametrize("entry_id", sorted(V020_MEASURED))
+def test_v020_log_with_measured_reason(entry_id, catalog):
+    entry = next(e for e in V020 if e["id"] == entry_id)
+    measured, reason = V020_MEASURED[entry_id]
+    m = _v020(entry, catalog)
+    assert m.engine_kv_tokens / entry["tokens"] - 1 == pytest.approx(measured, abs=0.0025), reason
+    # the weights the reason names: a quarter of the routed experts (DP x TP = 4 ranks), half of the rest (TP 2)
+    model = catalog.model(entry["model"])
+    experts_bytes = model.num_experts * 3 * model.hidden_size * model.moe_intermediate_size * sum(model.moe_layers) * 2
+    tp_group_weights = (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB
+    assert tp_group_weights - experts_bytes / GIB * (1 / entry["tp"] - 1 / (entry["tp"] * entry["dp"])) == pytest.approx(entry["weights_gib"], abs=0.05), reason
+    # and on the logged weights the pool is within the terms the reason names
+    on_logged = m.engine_available_kv_bytes / GIB + tp_group_weights - entry["weights_gib"]
+    graph_short = entry["cuda_graph_estimate_gib"] - m.cuda_graph_bytes_per_gpu / GIB
+    rest_short = entry["rest_gib"] - (m.activation_bytes_per_gpu + m.runtime_overhead_bytes_per_gpu) / GIB
+    assert on_logged - graph_short - rest_short == pytest.approx(entry["kv_gib"], abs=0.02), reason
+
+
+def test_every_v020_log_is_tabled():
+    ids = [e["id"] for e in V020]
+    assert len(ids) == len(set(ids))
+    assert set(V020_MEASURED) <= set(ids)
+    assert all(e["source"] in V020_SOURCES for e in V020)
+
+
+def test_sampler_warm_up_from_0_21_takes_the_native_path(catalog):
+    """vLLM 0.21.0 / 0.22.0 v1/worker/gpu_model_runner.py _dummy_sampler_run samples the dummy logits twice: as configured
+    (FlashInfer's top-k/top-p, on by default from 0.21), then with a per-request generator 'to warm forward_native',
+    which forward_cuda hands to forward_native (v1/sample/ops/topk_topp_sampler.py): apply_top_k_top_p, the Triton kernel
+    for >= 8 rows, torch's sort below. The profile's peak is the native call's; 0.20.0 samples once (Triton, its
+    default). sizer took FlashInfer's smaller figure for 0.21+."""
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    model, gpu, p = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM"), VllmPolicy()
+    v, vpad, h = model.vocab_size, p.padded_vocab(model, 1), model.hidden_size
+    for seqs in (256, 1024):
+        s = p.settings(gpu, model, 1, version="0.21.0", overrides=EngineOverrides(max_num_seqs=seqs), max_model_len=8192)
+        held = (8192 + 2 * seqs) * h * 2
+        flashinfer = seqs * vpad * 2 + seqs * v * 12 + held
+        triton = flashinfer + 132 * v * 4  # and the Triton kernel's [min(132 SMs, rows) x vocab] fp32 buffer
+        for version in ("0.21.0", "0.22.0"):
+            got, how = p.sampler_peak(model, gpu, 1, s, VllmRelease.of(version))
+            assert got == triton, (version, seqs, how)
+        assert VllmRelease.of("0.21.0").sampler == "flashinfer" and VllmRelease.of("0.21.0").sampler_native_warmup
+        assert not VllmRelease.of("0.20.0").sampler_native_warmup
+    # fewer than 8 rows: apply_top_k_top_p sorts (0.17+, in the Triton era and in 0.21's warm-up alike): 38 B a logit
+    s4 = p.settings(gpu, model, 1, version="0.21.0", overrides=EngineOverrides(max_num_seqs=4), max_model_len=8192)
+    sort4 = 4 * vpad * 2 + 4 * v * 36 + (8192 + 8) * h * 2
+    for version in ("0.19.0", "0.21.0"):
+        assert p.sampler_peak(model, gpu, 1, s4, VllmRelease.of(version))[0] == sort4, version
+
+
+def test_model_runner_v2_by_default_for_dense_qwen3_from_0_22(catalog):
+    """vLLM 0.22.0 config/vllm.py: use_v2_model_runner defaults on for DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES =
+    {"Qwen3ForCausalLM"} unless the model is MoE or quantized (VLLM_USE_V2_MODEL_RUNNER was "0" in 0.20.0 and 0.21.0
+    envs.py). Model Runner V2 (v1/worker/gpu/model_runner.py) returns 0 from profile_cudagraph_memory, so nothing is
+    taken from the budget for graphs, and its dummy sampler run has top-k / top-p off (sample/states.py: top_k = vocab,
+    top_p = 1.0): the bf16 logits and their fp32 copy, 6 B a logit. sizer applied the V1 runner's rules."""
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    p, gpu = VllmPolicy(), catalog.gpu("H100-SXM")
+    qwen3, moe = catalog.model("qwen3-8b"), catalog.model("qwen3-30b-a3b")
+
+    def mb(model, version, wd="bf16"):
+        return configuration_breakdown(model, gpu, engine="vllm", version=version, tp=1, pp=1, weight_dtype=wd, kv="bf16",
+                                       context_tokens=8192, max_model_len=8192, overrides=EngineOverrides(memory_fraction=0.9))[1]
+
+    m21, m22 = mb(qwen3, "0.21.0"), mb(qwen3, "0.22.0")
+    assert m21.cuda_graph_bytes_per_gpu == pytest.approx(0.30 * GIB + 36 * 16 * 2**20)
+    assert m22.cuda_graph_bytes_per_gpu == 0
+    rows, v, vpad, h = 1024, qwen3.vocab_size, p.padded_vocab(qwen3, 1), qwen3.hidden_size
+    sampler22 = next(b for k, _, b in m22.detail if k == "dummy sampler run")
+    assert sampler22 == rows * vpad * 2 + rows * v * 4 + (8192 + rows) * h * 2
+    # the MoE Qwen3, and the dense one under --quantization fp8, stay on the V1 runner
+    assert mb(moe, "0.22.0").cuda_graph_bytes_per_gpu > 0
+    assert mb(qwen3, "0.22.0", wd="fp8").cuda_graph_bytes_per_gpu > 0
+    assert not p.uses_model_runner_v2(qwen3, "fp8", VllmRelease.of("0.22.0"))
+    assert p.uses_model_runner_v2(qwen3, "bf16", VllmRelease.of("0.22.0")) and not p.uses_model_runner_v2(qwen3, "bf16", VllmRelease.of("0.21.0"))
