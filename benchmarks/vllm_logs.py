@@ -17,6 +17,8 @@ the pool in GiB, or tokens where the log gives only those.
 ROCm V1 audit (tests/data/vllm_logs/ROCM_V1_AUDIT.md): vLLM 0.17.1 on 2 x MI300X in tokens; vLLM 0.24 / 0.26 on MI355X
 (Kimi-K2.7-Code, not in the catalog) as the pool rebuilt from the logged weights and activation with sizer's non-torch
 term and graph estimate. SGLang on AMD (the same audit): tokens ("KV Cache is allocated. #tokens").
+vLLM 0.20+ audit (tests/data/vllm_logs/vllm_v020_plus_audit.yaml, V020_AUDIT.md): KV tokens per replica ("GPU KV cache
+size: N tokens") of the 0.20+ logs found, under sizer's one-TP-group model.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from sizer.catalog import load_catalog  # noqa: E402
 from sizer.units import GIB  # noqa: E402
 from tests.test_vllm_logs import (  # noqa: E402
     AUDIT, AUDIT_MEASURED, HELDOUT, MEASURED, NVIDIA, NVIDIA_MEASURED, OTHER, OTHER_MEASURED, ROCM, SGLANG_MEASURED, SHARED,
-    V0AMD, V0AMD_MEASURED, _audit, _heldout, _nvidia, _other, _rocm, _sglang, _sglang_pool_entries, _shared, _v0amd,
+    V0AMD, V0AMD_MEASURED, V020, V020_MEASURED, _audit, _heldout, _nvidia, _other, _rocm, _sglang, _sglang_pool_entries, _shared, _v0amd, _v020,
 )
 
 
@@ -96,6 +98,9 @@ def main() -> int:
     for e in (x for x in ROCMV1 if x.get("engine") == "sglang"):
         _, m = _rocm_sglang(e, catalog)
         rows.append(("SGLang on AMD", e["release"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in ROCM_SGLANG_HELD else ""))
+    for e in V020:
+        m = _v020(e, catalog)
+        rows.append(("vLLM 0.20+ audit", e["vllm"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in V020_MEASURED else ""))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
