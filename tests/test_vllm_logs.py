@@ -1314,3 +1314,17 @@ def test_model_runner_v2_by_default_for_dense_qwen3_from_0_22(catalog):
     assert mb(qwen3, "0.22.0", wd="fp8").cuda_graph_bytes_per_gpu > 0
     assert not p.uses_model_runner_v2(qwen3, "fp8", VllmRelease.of("0.22.0"))
     assert p.uses_model_runner_v2(qwen3, "bf16", VllmRelease.of("0.22.0")) and not p.uses_model_runner_v2(qwen3, "bf16", VllmRelease.of("0.21.0"))
+
+
+def test_explain_prints_no_graph_estimate_line_under_model_runner_v2(catalog):
+    """Model Runner V2's profile_cudagraph_memory returns 0 and logs nothing (0.22.0 v1/worker/gpu/model_runner.py),
+    so `sizer explain`'s expected log has no 'Estimated CUDA graph memory' line for dense Qwen3 under 0.22; the V1 runner
+    (0.21, or the MoE Qwen3 under 0.22) logs one."""
+    from sizer.explain import explain_config
+
+    def log(name, version):
+        return explain_config(catalog.model(name), catalog.gpu("H100-SXM"), engine="vllm", engine_version=version, max_model_len=8192).engine_log
+
+    assert not any(x.startswith("Estimated CUDA graph memory") for x in log("qwen3-8b", "0.22.0"))
+    assert any(x.startswith("Estimated CUDA graph memory") for x in log("qwen3-8b", "0.21.0"))
+    assert any(x.startswith("Estimated CUDA graph memory") for x in log("qwen3-30b-a3b", "0.22.0"))
