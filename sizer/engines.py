@@ -373,7 +373,8 @@ class VllmRelease:
       note.
     - `hybrid_tokens`: how _report_kv_cache_config turns blocks into "GPU KV cache size: N tokens"
       with several KV-cache groups: num_blocks // groups x block_size (0.9-0.20), int(max
-      concurrency x max_model_len) (0.21+). `group_prefer_max` (0.18+): the 1.5 x group-size rule.
+      concurrency x max_model_len) (0.21+, and for a single group too: 0.21.0 / 0.22.0
+      v1/core/kv_cache_utils.py _report_kv_cache_config). `group_prefer_max` (0.18+): the 1.5 x group-size rule.
     - `moe_modular` (0.14+): the unquantized and FP8 Triton fused-MoE methods run through
       FusedMoEModularKernel (unquantized_fused_moe_method.py / quantization/fp8.py `self.kernel`),
       whose workspaces come from the worker's WorkspaceManager (v1/worker/workspace.py

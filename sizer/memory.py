@@ -378,6 +378,11 @@ def paged_breakdown(
         engine_tokens = blocks * block_size_tokens
         if report.tokens_rule in ("blocks_per_group", "concurrency") and max_model_len:
             engine_concurrency = engine_blocks / blocks_for(max_model_len, block_size_tokens)  # V1: whole blocks per request
+            if report.tokens_rule == "concurrency":
+                # vLLM 0.21+ logs int(max concurrency x max_model_len) for every layout, one group included
+                # (v1/core/kv_cache_utils.py _report_kv_cache_config, 0.21.0 and 0.22.0 wheels): fewer tokens than
+                # the blocks hold when max_model_len is not a whole number of blocks
+                engine_tokens = int(engine_concurrency * max_model_len)
         else:
             engine_concurrency = engine_tokens / max_model_len if max_model_len else 0.0
     if running_cap:  # an engine's own cap on running sequences (SGLang's Gated DeltaNet slots)

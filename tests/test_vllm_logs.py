@@ -1328,3 +1328,22 @@ def test_explain_prints_no_graph_estimate_line_under_model_runner_v2(catalog):
     assert not any(x.startswith("Estimated CUDA graph memory") for x in log("qwen3-8b", "0.22.0"))
     assert any(x.startswith("Estimated CUDA graph memory") for x in log("qwen3-8b", "0.21.0"))
     assert any(x.startswith("Estimated CUDA graph memory") for x in log("qwen3-30b-a3b", "0.22.0"))
+
+
+def test_logged_kv_tokens_from_0_21_are_concurrency_times_max_model_len_for_one_group_too(catalog):
+    """vLLM 0.21.0 / 0.22.0 v1/core/kv_cache_utils.py _report_kv_cache_config logs 'GPU KV cache size' as
+    int(max_concurrency x max_model_len) for every layout, a single full-attention group included, where 0.20.0 logs
+    num_blocks // groups x block_size. get_max_concurrency_for_kv_cache_config: num_blocks / cdiv(max_model_len,
+    block_size). With max_model_len 1,000 and 16-token blocks a request takes 63 blocks (1,008 tokens): 0.21 logs
+    1,000/1,008 of the blocks' tokens; at a whole number of blocks the two agree."""
+    model, gpu = catalog.model("llama-3.1-8b"), catalog.gpu("H100-SXM")
+
+    def mb(version, max_model_len):
+        return configuration_breakdown(model, gpu, engine="vllm", version=version, tp=1, pp=1, weight_dtype="bf16", kv="bf16",
+                                       context_tokens=max_model_len, max_model_len=max_model_len, overrides=EngineOverrides())[1]
+
+    m20, m21 = mb("0.20.0", 1000), mb("0.21.0", 1000)
+    assert m20.engine_kv_tokens == m20.engine_gpu_blocks * 16
+    assert m21.engine_kv_tokens == int(m21.engine_gpu_blocks / 63 * 1000)
+    assert m21.engine_kv_tokens < m21.engine_gpu_blocks * 16
+    assert mb("0.21.0", 8192).engine_kv_tokens == mb("0.21.0", 8192).engine_gpu_blocks * 16
