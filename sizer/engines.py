@@ -783,6 +783,7 @@ class VllmPolicy(EnginePolicy):
             (gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink") or bridge_joins(gpu, tp)  # custom all-reduce stays on
         )
         fusion_capable = gpu.name.startswith(HOPPER_OR_LATER)
+        fusion_on = self.allreduce_fusion_on(gpu, tp, pp, release)
         ranks = tp * pp
         if gpu.vendor.lower() == "amd" and (0, 9) <= release.version < (0, 26):
             total = self.v1_rocm_non_torch(tp)
@@ -812,12 +813,14 @@ class VllmPolicy(EnginePolicy):
             # Pipeline stages exchange activations over the PyNccl communicator made at init
             # (parallel_state.py GroupCoordinator.send_tensor_dict -> device_communicator.send); only
             # the TP group's collectives add memory after the snapshot (0.19 PP=2 / PP=4 logs: 0.07 GiB).
-            if release.allreduce_fusion and fusion_capable:
+            if fusion_on:
                 lazy = self.V1_COMM_LAZY_BYTES.get(tp) or self.V1_COMM_LAZY_BYTES[8]
                 parts.append(f"{lazy / GIB:.2f} GiB torch's NCCL communicator and the all-reduce fusion workspace over {tp} TP ranks")
             else:
                 lazy = self.V1_COMM_LAZY_NO_FUSION_BYTES
                 why = "" if fusion_capable else f"; no all-reduce fusion on {gpu.name}, H100's figure without it, no {gpu.name} log"
+                if fusion_capable and release.allreduce_fusion and not fusion_on:
+                    why = f"; the all-reduce fusion is off at pp={pp} before 0.21, or on {gpu.name} before 0.19"
                 parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks (measured at TP 2{why})")
             total += lazy
         for size in (tp, pp):
@@ -828,6 +831,22 @@ class VllmPolicy(EnginePolicy):
             total += self.V1_CONTEXT_BYTES
             parts.append("0.51 GiB CUDA context (0.8: all non-torch memory)")
         return total, "; ".join(parts)
+
+    @staticmethod
+    def allreduce_fusion_on(gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> bool:
+        """Whether the all-reduce + RMSNorm fusion (VllmRelease.allreduce_fusion) runs: config/vllm.py
+        enable_allreduce_rms_fusion, TP > 1 on CUDA with FlashInfer and compute capability 9.0 or 10.x, and
+        - 0.17.0-0.20.0: `data_parallel_size == 1 and pipeline_parallel_size == 1` ("tp-pp combination broken",
+          vllm-project/vllm#35426), dropped in 0.21.0 (read in the 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0 and 0.22.0 wheels);
+        - 0.17.0 and 0.18.0 test `is_device_capability(100)`, 10.0 exactly: B300 / GB300 (10.3) qualify from 0.19's
+          `is_device_capability_family(100)`."""
+        if tp <= 1 or not release.allreduce_fusion or not gpu.name.startswith(HOPPER_OR_LATER):
+            return False
+        if pp > 1 and release.version < (0, 21):
+            return False
+        if gpu.name.startswith(("B300", "GB300")) and release.version < (0, 19):
+            return False
+        return True
 
     @staticmethod
     def uses_model_runner_v2(model: ModelArch, weight_dtype: str, release: VllmRelease) -> bool:
@@ -947,7 +966,7 @@ class VllmPolicy(EnginePolicy):
                 + f"sampler path {release.sampler}; FlashInfer "
                 + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
                    else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
-                + (f"; TP all-reduce fusion {'on' if release.allreduce_fusion else 'off'}" if tp > 1 else "")
+                + (f"; TP all-reduce fusion {'on' if self.allreduce_fusion_on(gpu, tp, pp, release) else 'off'}" if tp > 1 else "")
                 + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else "")
                 + ("; loaded in Mistral's format: its vision tower whole on every TP rank" if tp > 1 and self.vision_tower_replicated(model, release) else ""),
             ),

@@ -1347,3 +1347,28 @@ def test_logged_kv_tokens_from_0_21_are_concurrency_times_max_model_len_for_one_
     assert m21.engine_kv_tokens == int(m21.engine_gpu_blocks / 63 * 1000)
     assert m21.engine_kv_tokens < m21.engine_gpu_blocks * 16
     assert mb("0.21.0", 8192).engine_kv_tokens == mb("0.21.0", 8192).engine_gpu_blocks * 16
+
+
+def test_allreduce_fusion_is_off_with_pipeline_stages_before_0_21(catalog):
+    """config/vllm.py enable_allreduce_rms_fusion (0.17.0-0.20.0 wheels): `data_parallel_size == 1 and
+    pipeline_parallel_size == 1` ("tp-pp combination broken", vllm-project/vllm#35426); 0.21.0 drops both. So TP 2 x PP 2
+    on an H100 node under 0.19 / 0.20 has no fusion workspace or the NCCL communicator it brings up: the collectives'
+    figure measured without it (0.42 GiB), where sizer charged the fusion's 1.82; 0.21 charges the fusion again. 0.17 and
+    0.18 test capability 10.0 exactly, so B300 (10.3) has the fusion from 0.19 only."""
+    from sizer.engines import VllmPolicy, VllmRelease
+
+    model, h100 = catalog.model("llama-3.1-70b"), catalog.gpu("H100-SXM")
+
+    def overhead(version, tp, pp, gpu=h100):
+        m = configuration_breakdown(model, gpu, engine="vllm", version=version, tp=tp, pp=pp, weight_dtype="bf16", kv="bf16",
+                                    context_tokens=4096, max_model_len=4096, overrides=EngineOverrides())[1]
+        return m.runtime_overhead_bytes_per_gpu / GIB
+
+    assert overhead("0.19.0", 2, 2) == pytest.approx(0.25 + 0.42)
+    assert overhead("0.20.0", 2, 2) == pytest.approx(0.25 + 0.42)
+    assert overhead("0.21.0", 2, 2) == pytest.approx(0.25 + 1.82)
+    assert overhead("0.19.0", 2, 1) == pytest.approx(0.25 + 1.82)
+    p = VllmPolicy()
+    assert not p.allreduce_fusion_on(catalog.gpu("B300"), 2, 1, VllmRelease.of("0.18.0"))
+    assert p.allreduce_fusion_on(catalog.gpu("B300"), 2, 1, VllmRelease.of("0.19.0"))
+    assert p.allreduce_fusion_on(catalog.gpu("B200"), 2, 1, VllmRelease.of("0.18.0"))
