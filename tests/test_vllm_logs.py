@@ -1210,6 +1210,7 @@ def test_every_rocm_v1_audit_log_is_tabled():
 
 V020 = yaml.safe_load((DATA / "vllm_v020_plus_audit.yaml").read_text())["entries"]
 V020_SOURCES = {
+    "R": "find_string index file id 67126228976 (rerank_only_diagnostic_F3_no_rerank.ipynb: RTX PRO 6000, Qwen3-Reranker-8B, vLLM 0.20.0)",
     "D": "yecohn/moe-bench@a0b56733034234022b5c384eb734e560a69d44e3 results/qwen3-a3b-4gpu-parallelism (4 x A100-PCIE-40GB, TP 2 x DP 2, main build after 0.20)",
 }
 
@@ -1234,6 +1235,14 @@ V020_MEASURED = {
     "a100-pcie-40gb-qwen3-30b-a3b-tp2dp2-0.20.2dev": (-0.8059, _DP_MOE),
     "a100-pcie-40gb-qwen3-30b-a3b-tp2dp2-ep-0.20.2dev": (-0.8036, _DP_MOE),
 }
+
+
+@pytest.mark.parametrize("entry", [e for e in V020 if e["id"] not in V020_MEASURED], ids=lambda e: e["id"])
+def test_v020_log_within_two_percent(entry, catalog):
+    where = f"{entry['id']} ({V020_SOURCES[entry['source']]})"
+    m = _v020(entry, catalog)
+    _pool_and_tokens_within_two_percent(m, entry, where)
+    assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.05), where
 
 
 @pytest.mark.parametrize("entry_id", sorted(V020_MEASURED))
