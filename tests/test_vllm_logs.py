@@ -1228,8 +1228,8 @@ _DP_MOE = (
     "the rest: 'Model loading took 14.96 GiB', where sizer, which sizes one TP group of 2, holds half of everything "
     "(28.46 GiB) and leaves a 2.95 GiB pool against the logged 15.22. On the logged weights sizer's pool is +8 % "
     "(16.45 GiB): vLLM's own graph estimate is 1.87 / 2.04 GiB against sizer's 1.05 (0.30 + 16 MiB x 48 layers), "
-    "and the logged activation + non-torch rest is 1.52 GiB against sizer's 1.10 (the DP ranks' token all-gather "
-    "into the MoE layers is not modelled)."
+    "and the logged activation + non-torch rest is 1.52 GiB against sizer's 1.10 (not traced; suspected: the MoE "
+    "layers' buffers for the tokens the DP ranks exchange, and the DP group's communicators)."
 )
 V020_MEASURED = {
     "a100-pcie-40gb-qwen3-30b-a3b-tp2dp2-0.20.2dev": (-0.8059, _DP_MOE),
