@@ -1204,6 +1204,9 @@ def test_every_rocm_v1_audit_log_is_tabled():
     assert {e["src"] for e in ROCMV1} == set(ROCMV1_SOURCES)
     text = (DATA / "ROCM_V1_AUDIT.md").read_text()
     assert all(e["id"] in text for e in ROCMV1)
+
+
+# ---------------------------------------------------------------------------------------------
 # vLLM 0.20+ (tests/data/vllm_logs/vllm_v020_plus_audit.yaml; V020_AUDIT.md): each release's rules read in the 0.20.0,
 # 0.21.0 and 0.22.0 wheels, and the 0.20+ logs found
 # ---------------------------------------------------------------------------------------------
