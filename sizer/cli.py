@@ -650,6 +650,35 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
     return out, flags["warnings"]
 
 
+def _data_parallel_notes(model, engine: str, tp: int, dp: int, expert_parallel: bool) -> list[str]:
+    """explain's reading of vLLM's --data-parallel-size and --enable-expert-parallel: warnings, or a
+    FieldValueError where the layout is one sizer does not size."""
+    from .errors import FieldValueError
+
+    if (dp > 1 or expert_parallel) and engine != "vllm":
+        flag = "--data-parallel-size" if dp > 1 else "--enable-expert-parallel"
+        raise click.UsageError(f"{flag} is vLLM's flag: {engine}'s own spelling of data or expert parallelism is not read")
+    out = []
+    if dp > 1 and model.is_moe:
+        # vLLM's MoE layers span the data-parallel group (FusedMoE: tp x dp ranks, whole experts
+        # with --enable-expert-parallel): each GPU holds 1/(tp dp) of the experts, not 1/tp
+        raise FieldValueError(
+            f"--data-parallel-size {dp}: {model.name} is a mixture of experts, whose experts vLLM spreads over the tp x dp = {tp * dp} GPUs "
+            f"of the data-parallel group; sizer sizes one engine instance of tp x pp GPUs and does not size that layout "
+            f"(give --data-parallel-size 1 for one instance's figures)"
+        )
+    if dp > 1:
+        out.append(f"--data-parallel-size {dp}: {model.name} has no experts, so its {dp} data-parallel engine cores are "
+                   f"{dp} independent replicas of tp={tp} (each its own weights and KV cache); the figures are one replica's, without the "
+                   f"communicator vLLM's data-parallel process group sets up")
+    if expert_parallel and not model.is_moe:
+        out.append(f"--enable-expert-parallel: {model.name} has no experts; vLLM has nothing to place, and the figures are unchanged")
+    elif expert_parallel and tp > 1 and model.num_experts % tp:
+        out.append(f"--enable-expert-parallel: {model.num_experts} experts over tp={tp} ranks do not divide evenly; a rank holds up to "
+                   f"{-(-model.num_experts // tp)} whole experts where sizer counts {model.num_experts / tp:g}")
+    return out
+
+
 @cli.command("explain", short_help="One configuration's memory per GPU, line by line (launch-line flags).", epilog=EXIT_CODES_HELP)
 @click.option("--model", "model_spec", default=None, help="Catalog model name or Hugging Face id (with or without Meta-/-Instruct/-chat), or a path to a config.json (or its folder). Required (SGLang's --model-path stands for it).")
 @click.option("--device", required=True, help="Device: a catalog name or alias, or the name nvidia-smi / rocm-smi prints ('NVIDIA H100 80GB HBM3', 'AMD Instinct MI300X').")
@@ -671,6 +700,12 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
 @click.option("--max-num-seqs", "--max-running-requests", "max_num_seqs", type=COUNT, default=None, help="Engine sequence cap (default: the engine's for this device).")
 @click.option("--max-num-batched-tokens", type=COUNT, default=None, help="Engine token budget per step (default: the engine's for this device).")
 @click.option("--n-parallel", type=COUNT, default=None, help="llama.cpp slots (-np).")
+@click.option("--data-parallel-size", "-dp", "dp", type=COUNT, default=1, show_default=True,
+              help="vLLM: data-parallel engine cores. A dense model's are whole replicas of tp x pp GPUs each (the figures are one's); "
+                   "a MoE model's share their experts over tp x dp GPUs, which sizer does not size (refused).")
+@click.option("--enable-expert-parallel", "-ep", "expert_parallel", is_flag=True, default=False,
+              help="vLLM: the experts of a MoE model whole on each rank of the TP group instead of split in it (the same bytes a GPU "
+                   "where the TP degree divides the experts).")
 @click.option("--speculative-tokens", type=COUNT, default=0, show_default=True, help="Positions reserved per sequence for speculative proposals.")
 @click.option("--shared-prefix-tokens", type=COUNT, default=0, show_default=True, help="A prefix every sequence shares (held once).")
 @click.option("--served-model-name", "served_model_name", default=None, help="The model id the launch line serves (default: the catalog's Hugging Face id, the config's _name_or_path, or its folder).")
@@ -691,7 +726,7 @@ def _apply_llama_server(params: dict, llama: dict, engine: str, given: set[str])
 @_catalog_option
 def explain_cmd(
     model_spec, device, tp, pp, kv_dtype, weight_dtype, quantization, engine, engine_version, context_tokens, max_model_len, memory_fraction,
-    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, disable_radix_cache,
+    block_size, max_num_seqs, max_num_batched_tokens, n_parallel, dp, expert_parallel, speculative_tokens, shared_prefix_tokens, served_model_name, disable_radix_cache,
     flashinfer_installed, trtllm_backend, trtllm_options, fmt, output, catalog_dir, **spelled,
 ) -> None:
     """Memory of one configuration per GPU, line by line, under the engine's own rule.
@@ -789,6 +824,7 @@ def explain_cmd(
 
         model = replace(model, hf_id=served_model_name, notes=tuple(n for n in model.notes if n not in (LOCAL_ID_NOTE, FILE_NAME_ID_NOTE)))
     gpu = catalog.gpu(device, where="--device: ")
+    option_warnings += _data_parallel_notes(model, engine, tp, dp, expert_parallel)
     if kv_dtype is None:
         kv_dtype = "f16" if engine == "llamacpp" else "auto"
     kv = kv_dtype if engine == "llamacpp" else "/".join(normalise_dtype(p) for p in kv_dtype.split("/"))

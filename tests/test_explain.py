@@ -123,3 +123,35 @@ def test_the_runtime_overhead_line_names_the_vendors_runtime(catalog):
         e = explain_config(m, catalog.gpu(device), tp=4, pp=1, kv_dtype="fp8", weight_dtype="bf16", context_tokens=8192)
         line = next(x for x in e.lines if x.label == "- runtime overhead")
         assert line.formula.startswith(words)
+
+
+def test_vllm_data_and_expert_parallel_flags_of_a_pasted_launch_line():
+    """vLLM's --data-parallel-size / --enable-expert-parallel were "No such option" (exit 2). A dense model's DP engine
+    cores are independent replicas (vLLM docs, data parallel deployment: weights replicated per rank), so its figures
+    are one replica's, said in a warning. A MoE model's experts span the tp x dp GPUs of the DP group (FusedMoE over
+    the DP group): yecohn/moe-bench's Qwen3-30B-A3B at TP 2 x DP 2 on 4 x A100 PCIe logs 14.96 GiB of weights a GPU
+    where one TP-2 instance holds 28.5 (tests/data/vllm_logs/vllm_v020_plus_audit.yaml), a layout sizer does not size:
+    refused in one line, exit 7."""
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "sizer", "explain", *args, "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+    one = _explain("--model", "llama-3.1-8b", "--device", "H100-SXM")
+    dense = run("--model", "llama-3.1-8b", "--device", "H100-SXM", "--data-parallel-size", "4")
+    assert dense.returncode == 0, dense.stderr
+    x = json.loads(dense.stdout)
+    assert x["kv_tokens"] == one["kv_tokens"] and x["weights_bytes_per_gpu"] == one["weights_bytes_per_gpu"]
+    assert any("4 independent replicas of tp=1" in w for w in x["warnings"])
+    moe = run("--model", "qwen3-30b-a3b", "--device", "A100-80GB", "--tp", "2", "-dp", "2")
+    assert moe.returncode == 7
+    assert moe.stderr.strip().splitlines() == [
+        "error: --data-parallel-size 2: qwen3-30b-a3b is a mixture of experts, whose experts vLLM spreads over the tp x dp = 4 GPUs of "
+        "the data-parallel group; sizer sizes one engine instance of tp x pp GPUs and does not size that layout "
+        "(give --data-parallel-size 1 for one instance's figures)"
+    ]
+    ep = run("--model", "qwen3-30b-a3b", "--device", "A100-80GB", "--tp", "2", "--enable-expert-parallel")
+    assert ep.returncode == 0 and json.loads(ep.stdout)["kv_tokens"] == _explain("--model", "qwen3-30b-a3b", "--device", "A100-80GB", "--tp", "2")["kv_tokens"]
+    uneven = run("--model", "tests/data/vllm_logs/configs/Qwen--Qwen1.5-MoE-A2.7B_config.json", "--device", "H100-SXM", "--tp", "8", "--enable-expert-parallel")
+    # 60 experts over 8 ranks: up to ceil(60 / 8) = 8 whole experts a rank where sizer counts 7.5
+    assert uneven.returncode == 0, uneven.stderr
+    assert any("up to 8 whole experts where sizer counts 7.5" in w for w in json.loads(uneven.stdout)["warnings"])
+    assert run("--model", "qwen3-30b-a3b", "--device", "A100-80GB", "--engine", "sglang", "-dp", "2").returncode == 2
