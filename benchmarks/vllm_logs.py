@@ -80,7 +80,7 @@ def main() -> int:
     # the MI355X Kimi-K2.7-Code runs (no catalog config) as their pool rebuilt from the logged weights and activation
     # with sizer's non-torch term and graph estimate
     from sizer.engines import VllmPolicy, VllmRelease
-    from tests.test_vllm_logs import ROCMV1, _kimi_k27_pool_gib, _rocmv1
+    from tests.test_vllm_logs import ROCMV1, _kimi_k27_pool_gib, _rocmv1, kimi_k27_graph_estimate_gib
 
     for e in (x for x in ROCMV1 if x.get("engine") != "sglang"):
         if e["src"] == "R":
@@ -89,8 +89,8 @@ def main() -> int:
             continue
         gpu, release = catalog.gpu(e["gpu"]), VllmRelease.of(e["vllm"])
         nt = VllmPolicy().v1_non_torch(gpu, e["tp"], 1, release)[0] / GIB
-        # sizer's graph estimate by layer count: Kimi-K2.7's 61, as the catalog's Kimi-K2.5
-        graph = VllmPolicy.cuda_graph_estimate_bytes(catalog.model("kimi-k2.5"), 1) / GIB if release.graph_estimate_subtracted(gpu) else 0.0
+        # sizer's graph estimate on the catalog's Kimi-K2.5 (Kimi-K2.7's shapes: 61 layers) at the run's max_num_seqs
+        graph = kimi_k27_graph_estimate_gib(e, catalog) if release.graph_estimate_subtracted(gpu) else 0.0
         pool = _kimi_k27_pool_gib(e, nt, graph)
         rows.append(("ROCm V1 audit", e["vllm"], e["id"], "GiB", e["kv_gib"], round(pool, 2), "non-torch term only" + (", measured (0.26)" if e["vllm"] == "0.26.0" else "")))
     from tests.test_vllm_logs import ROCM_SGLANG_HELD, _rocm_sglang

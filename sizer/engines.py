@@ -866,15 +866,128 @@ class VllmPolicy(EnginePolicy):
             and not model.unmodelled_quant
         )
 
+    # profile_cudagraph_memory's two per-capture figures that the source cannot give (they are what
+    # torch.cuda.mem_get_info reports around a capture), measured from vLLM 0.19's own DEBUG lines
+    # "Estimated PIECEWISE|FULL CUDA graph memory: X MiB first-capture + (n-1) x Y MiB per-graph" in the
+    # H100 logs of tests/data/vllm_logs/vllm_v019_h100_memory.yaml (in-sample; the held-out set and the
+    # 0.20-0.26 logs check them: GRAPHS_AUDIT.md):
+    # - the first PIECEWISE capture of the largest size: GRAPH_FIRST_BASE_BYTES plus
+    #   GRAPH_FIRST_ACTIVATION_SCALE x the forward's activation at that many tokens (forward_peak's
+    #   per-token figure): the eager warm-up's and the graph pool's tensors;
+    # - every further capture: GRAPH_PER_CAPTURE_LAYER_BYTES per decoder layer on the stage (the graph's
+    #   kernel nodes grow with the layers), CUDA; on ROCm (HIP graphs, 0.26+) GRAPH_PER_CAPTURE_LAYER_BYTES_ROCM,
+    #   measured from two of the MI355X 0.26 logs (vllm_rocm_v1_audit.yaml: seqs 8 and 40; seqs 16 and 32 check it).
+    GRAPH_FIRST_BASE_BYTES = 75 * MIB
+    GRAPH_PER_CAPTURE_LAYER_BYTES = 0.18 * MIB
+    GRAPH_PER_CAPTURE_LAYER_BYTES_ROCM = 1.7 * MIB
+    # - with custom all-reduce off (more than two PCIe-only GPUs: distributed/device_communicators/custom_all_reduce.py),
+    #   the TP all-reduces are NCCL calls captured into every graph, two a layer (attention and MLP / MoE outputs):
+    #   GRAPH_PER_NCCL_COLLECTIVE_BYTES each, measured from the A100 PCIe TP 4 logs (vllm_graph_estimates.yaml source M:
+    #   1.17 GiB where the rest of the mechanism gives 0.53); the DP 2 x TP 2 logs (source D: 1.87 / 2.04 GiB) check it.
+    GRAPH_PER_NCCL_COLLECTIVE_BYTES = 0.13 * MIB
+    # vLLM's FlashAttention-3 backends bound the KV splits of a captured FULL graph
+    # (AttentionConfig.flash_attn_max_num_splits_for_cuda_graph = 32, config/attention.py 0.20.0-0.22.0)
+    FA3_GRAPH_SPLITS = 32
+
     @staticmethod
-    def cuda_graph_estimate_bytes(model: ModelArch, pp: int) -> float:
-        """profile_cudagraph_memory's estimate (gpu_model_runner.py, 0.19+): first capture plus one
-        increment per size for the PIECEWISE and FULL graphs of the 51 default sizes up to 512. vLLM
-        0.19's own estimates over the 40 H100 logs run 0.52-1.92 GiB and grow with the layers: 0.30
-        GiB + 16 MiB per layer on the stage approximates them within about 0.4 GiB (subtracted from
-        the budget from 0.20 only)."""
-        layers = max(len(r) for r in model.stage_layers(pp))
-        return 0.30 * GIB + layers * 16 * MIB
+    def cudagraph_capture_sizes(model: ModelArch, settings: EngineSettings, release: VllmRelease,
+                                max_capture_size: int | None = None) -> tuple[int, ...]:
+        """compilation_config.cudagraph_capture_sizes by default (config/vllm.py VllmConfig._set_cudagraph_sizes,
+        0.20.0-0.22.0 wheels; the 0.19 logs print the same list): the largest size is --max-cudagraph-capture-size
+        (`max_capture_size`) or min(max_num_seqs x 2, 512) -- gpt-oss's 1,024 unless either is set
+        (model_executor/models/config.py GptOssForCausalLMConfig.verify_and_update_config) --, capped at
+        max_num_batched_tokens; the sizes are 1, 2, 4, every 8 below 256, every 16 from 256; from 0.21 the
+        token budget itself is added when it is at most the largest size and off-stride. (No speculative
+        decoding: its decode_query_len would multiply max_num_seqs.)"""
+        largest = max_capture_size
+        if largest is None:
+            largest = 1024 if model.model_type == "gpt_oss" else min(settings.max_num_seqs * 2, 512)
+        largest = min(largest, settings.max_num_batched_tokens)
+        sizes = {s for s in (1, 2, 4) if s <= largest}
+        sizes.update(range(8, min(largest + 1, 256), 8))
+        sizes.update(range(256, largest + 1, 16))
+        if release.version >= (0, 21) and settings.max_num_batched_tokens <= largest:
+            sizes.add(settings.max_num_batched_tokens)
+        return tuple(sorted(sizes))
+
+    @classmethod
+    def cudagraph_captures(cls, model: ModelArch, settings: EngineSettings, release: VllmRelease,
+                           max_capture_size: int | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(PIECEWISE sizes, FULL sizes) that profile_cudagraph_memory captures (cudagraph_dispatcher.py
+        initialize_cudagraph_keys / get_capture_descs, 0.20.0-0.22.0): under the default FULL_AND_PIECEWISE
+        every capture size gets a PIECEWISE graph (mixed batches) and the sizes up to max_num_seqs a FULL one
+        (uniform decode batches). Chunked local attention (Llama 4) supports no full graph
+        (AttentionCGSupport.NEVER): vLLM falls back to PIECEWISE only, as its 0.19 log says."""
+        sizes = cls.cudagraph_capture_sizes(model, settings, release, max_capture_size)
+        full = () if model.attention_chunk_size else tuple(s for s in sizes if s <= settings.max_num_seqs)
+        return sizes, full
+
+    @classmethod
+    def fa3_split_accumulator_bytes(cls, model: ModelArch, gpu: Gpu, tp: int, weight_dtype: str, tokens: int) -> tuple[float, str]:
+        """The FULL graph's first capture with FlashAttention 3: FlashAttentionMetadataBuilder (v1/attention/
+        backends/flash_attn.py, and flashattn_mla.py for MLA, 0.20.0-0.22.0) passes num_splits =
+        flash_attn_max_num_splits_for_cuda_graph (32) when capturing, "the intermediate buffers of size
+        [num_splits, num_heads, num_tokens, head_size] are allocated": fp32 partial outputs and their log-sum-exp,
+        head_size the value width (kv_lora_rank for MLA), at the largest FULL size. FA3 is the backend on
+        compute capability 9.x only (platforms/cuda.py _get_backend_priorities: FLASHINFER / FLASHINFER_MLA first
+        on 10.x; FlashAttention 2 elsewhere, without the bound), not for fp32 models (TRITON_ATTN; sizer serves none), nor for Gemma 3's
+        multimodal prefix (use_mm_prefix: "partial multimodal token full attention not supported", TRITON_ATTN);
+        with attention sinks (gpt-oss) the 0.19 log's first FULL capture is 8 MiB: no such buffer (logged, not
+        traced in FA3's source)."""
+        if gpu.family != "hopper" or not tokens:
+            return 0.0, "no FlashAttention-3 split buffers"
+        if model.attention_sinks or (model.model_type.startswith("gemma3") and model.vision_params):
+            return 0.0, "no FlashAttention-3 split buffers"
+        heads = ceil_div(model.num_attention_heads, tp)
+        width = model.kv_lora_rank if model.is_mla else (model.v_head_dim or model.head_dim)
+        total = cls.FA3_GRAPH_SPLITS * heads * tokens * (width + 1) * 4
+        return float(total), f"FlashAttention-3 split buffers: 32 splits x {heads} heads x {tokens} tokens x {width} fp32"
+
+    @staticmethod
+    def nccl_collectives_in_graphs(gpu: Gpu, tp: int) -> bool:
+        """Whether the TP all-reduces are NCCL calls inside the captured graphs: vLLM's custom all-reduce (captured
+        as its own kernel) is off on more than two PCIe-only GPUs ("Custom allreduce is disabled because it's not
+        supported on more than two PCIe-only GPUs", custom_all_reduce.py); on an NVLink node or a bridged group it stays
+        on (v1_non_torch's NVLink rule)."""
+        nvlink = (gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink") or bridge_joins(gpu, tp)
+        return gpu.vendor.lower() == "nvidia" and tp > 2 and not nvlink
+
+    def cuda_graph_estimate(self, model: ModelArch, gpu: Gpu, tp: int, pp: int, stage: int, settings: EngineSettings,
+                            weight_dtype: str, release: VllmRelease, *, max_capture_size: int | None = None) -> tuple[float, str]:
+        """profile_cudagraph_memory (v1/worker/gpu_model_runner.py; 0.19 by its logs, 0.20.0-0.22.0 wheels read):
+        for each mode (PIECEWISE, FULL) it captures the largest size and the next, each measured by
+        torch.cuda.mem_get_info; first_capture = the first, per_graph = max(the second, 1 MiB); the estimate is
+        max(first_capture over the modes) + sum over the modes of per_graph x (captures - 1) ("FULL and PIECEWISE
+        graphs share the global pool ... Take the max"). Here: the first PIECEWISE capture is
+        GRAPH_FIRST_BASE_BYTES + GRAPH_FIRST_ACTIVATION_SCALE x the forward's activation at the largest size, the
+        first FULL capture FlashAttention 3's split buffers (fa3_split_accumulator_bytes), every further capture
+        GRAPH_PER_CAPTURE_LAYER_BYTES(_ROCM) per layer on the stage (measured: see the constants)."""
+        pw, full = self.cudagraph_captures(model, settings, release, max_capture_size)
+        if not pw:
+            return 0.0, "no CUDA graphs"
+        layers = len(model.stage_layers(pp)[stage])
+        act, _ = self.forward_peak(model, tp, replace(settings, max_num_batched_tokens=pw[-1]), weight_dtype, -1, release)
+        first_pw = self.GRAPH_FIRST_BASE_BYTES + act
+        first_full, full_how = self.fa3_split_accumulator_bytes(model, gpu, tp, weight_dtype, full[-1] if full else 0)
+        per_layer = self.GRAPH_PER_CAPTURE_LAYER_BYTES_ROCM if gpu.vendor.lower() == "amd" else self.GRAPH_PER_CAPTURE_LAYER_BYTES
+        nccl = 2 * layers if self.nccl_collectives_in_graphs(gpu, tp) else 0
+        per_graph = max(per_layer * layers + nccl * self.GRAPH_PER_NCCL_COLLECTIVE_BYTES, MIB)
+        increments = (len(pw) - 1) + (len(full) - 1 if full else 0)
+        total = max(first_pw, first_full) + per_graph * increments
+        how = (f"PIECEWISE={len(pw)} (largest={pw[-1]}), FULL={len(full)}" + (f" (largest={full[-1]})" if full else "")
+               + f": first capture {max(first_pw, first_full) / MIB:.0f} MiB ("
+               + (full_how if first_full > first_pw else f"{pw[-1]} tokens' activations") + f") + {increments} x "
+               + f"{per_graph / MIB:.1f} MiB ({layers} layers" + (f", {nccl} NCCL all-reduces captured" if nccl else "") + ")")
+        return float(total), how
+
+    def cuda_graph_estimate_bytes(self, model: ModelArch, gpu: Gpu, tp: int, pp: int, settings: EngineSettings,
+                                  weight_dtype: str, release: VllmRelease, *, stage: int | None = None,
+                                  max_capture_size: int | None = None) -> float:
+        """cuda_graph_estimate's bytes, on `stage` (default: the stage of the most layers)."""
+        if stage is None:
+            rows = model.stage_layers(pp)
+            stage = max(range(pp), key=lambda s: len(rows[s]))
+        return self.cuda_graph_estimate(model, gpu, tp, pp, stage, settings, weight_dtype, release, max_capture_size=max_capture_size)[0]
 
     def linear_state_dtypes(self, model: ModelArch, version: str) -> tuple[str, str]:
         """(convolution, recurrent) state dtypes of vLLM's Gated DeltaNet cache, --mamba-cache-dtype
@@ -922,7 +1035,9 @@ class VllmPolicy(EnginePolicy):
         cublas = self.cublas_workspace_bytes(gpu)
         v2 = self.uses_model_runner_v2(model, weight_dtype, release)
         # Model Runner V2's profile_cudagraph_memory returns 0 (v1/worker/gpu/model_runner.py, 0.22.0)
-        graphs = self.cuda_graph_estimate_bytes(model, pp) if release.graph_estimate_subtracted(gpu) and not v2 else 0.0
+        estimate_graphs = release.graph_estimate_subtracted(gpu) and not v2
+        graphs = [self.cuda_graph_estimate(model, gpu, tp, pp, s, settings, weight_dtype, release) if estimate_graphs else (0.0, "")
+                  for s in range(pp)]
         terms = {}
         for s in range(pp):
             fwd, fwd_how = self.forward_peak(model, tp, settings, weight_dtype, s, release)
@@ -947,7 +1062,7 @@ class VllmPolicy(EnginePolicy):
         rule = f"{gpu.name} total x {self.fraction_name}"
         stages = self.stage_breakdowns(
             model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=settings, context_tokens=context_tokens,
-            pool_of=lambda weights, _kv, s: budget - weights - buffers - terms[s][0] - non_torch - graphs,
+            pool_of=lambda weights, _kv, s: budget - weights - buffers - terms[s][0] - non_torch - graphs[s][0],
             budget_of=lambda _weights: budget,
             budget_rule=rule, buffers=buffers, activation=lambda s: terms[s][0], overhead=non_torch,
             hybrid_groups=EngineKvReport(
@@ -959,7 +1074,7 @@ class VllmPolicy(EnginePolicy):
             ),
             expert_scale=self.expert_scale(model, weight_dtype, era),
             vision_replicated=self.vision_tower_replicated(model, release),
-            cuda_graph=graphs, detail=lambda s: terms[s][1],
+            cuda_graph=lambda s: graphs[s][0], detail=lambda s: terms[s][1],
             notes=(
                 f"vLLM {settings.version}: "
                 + ("Model Runner V2 (its default for Qwen3ForCausalLM): no CUDA-graph estimate, no top-k/top-p in the dummy sampler run; " if v2 else "")

@@ -648,7 +648,7 @@ def explain_config(
             m, engine, eng.version,
             # the estimate line where the worker makes one: V1 from 0.19, on ROCm from 0.26; Model Runner V2
             # (vLLM 0.22+, dense Qwen3) estimates no graph memory and logs no estimate line
-            policy.cuda_graph_estimate_bytes(model, pp)
+            policy.cuda_graph_estimate_bytes(model, gpu, tp, pp, eng, weight_dtype, VllmRelease.of(eng.version))
             if engine == "vllm" and policy.era(eng.version) == "v1" and VllmRelease.of(eng.version).graph_estimate_logged(gpu)
             and not policy.uses_model_runner_v2(model, weight_dtype, VllmRelease.of(eng.version)) else 0.0,
             latent_kv=model.is_mla,
