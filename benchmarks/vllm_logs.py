@@ -101,6 +101,13 @@ def main() -> int:
     for e in V020:
         m = _v020(e, catalog)
         rows.append(("vLLM 0.20+ audit", e["vllm"], e["id"], "tokens", e["tokens"], m.engine_kv_tokens, "measured" if e["id"] in V020_MEASURED else ""))
+    # vLLM's own CUDA-graph estimate ("Estimated CUDA graph memory"), every log that prints it (GRAPHS_AUDIT.md)
+    from tests.test_vllm_graphs import GRAPHS, MEASURED as GRAPHS_MEASURED, _estimate
+
+    for e in GRAPHS:
+        est, _ = _estimate(e, catalog)
+        note = ("measured" if e["id"] in GRAPHS_MEASURED else "") + (" (in sample)" if e["sample"] == "fit" else "")
+        rows.append(("vLLM graph estimate", e["vllm"], e["id"], "GiB", e["estimate_gib"], round(est, 2), note.strip()))
     print("| set | release | log | unit | logged | sizer | error | |")
     print("|---|---|---|---|---:|---:|---:|---|")
     for s, rel, i, unit, logged, pred, note in rows:
