@@ -866,17 +866,17 @@ class VllmPolicy(EnginePolicy):
             and not model.unmodelled_quant
         )
 
-    # profile_cudagraph_memory's two per-capture figures that the source cannot give (they are what
-    # torch.cuda.mem_get_info reports around a capture), measured from vLLM 0.19's own DEBUG lines
-    # "Estimated PIECEWISE|FULL CUDA graph memory: X MiB first-capture + (n-1) x Y MiB per-graph" in the
-    # H100 logs of tests/data/vllm_logs/vllm_v019_h100_memory.yaml (in-sample; the held-out set and the
-    # 0.20-0.26 logs check them: GRAPHS_AUDIT.md):
-    # - the first PIECEWISE capture of the largest size: GRAPH_FIRST_BASE_BYTES plus
-    #   GRAPH_FIRST_ACTIVATION_SCALE x the forward's activation at that many tokens (forward_peak's
-    #   per-token figure): the eager warm-up's and the graph pool's tensors;
+    # profile_cudagraph_memory's per-capture figures that the source cannot give (they are what
+    # torch.cuda.mem_get_info reports around a capture), measured from vLLM's own logged estimates
+    # (tests/data/vllm_logs/vllm_graph_estimates.yaml; in-sample and held-out errors in GRAPHS_AUDIT.md):
+    # - the first PIECEWISE capture of the largest size: GRAPH_FIRST_BASE_BYTES plus the forward's activation
+    #   at that many tokens (forward_peak's per-token figure); the base is the median of the logged first
+    #   captures less that activation over the 40 0.19 H100 runs of vllm_v019_h100_memory.yaml ("Estimated
+    #   PIECEWISE CUDA graph memory: X MiB first-capture + (n-1) x Y MiB per-graph", DEBUG);
     # - every further capture: GRAPH_PER_CAPTURE_LAYER_BYTES per decoder layer on the stage (the graph's
-    #   kernel nodes grow with the layers), CUDA; on ROCm (HIP graphs, 0.26+) GRAPH_PER_CAPTURE_LAYER_BYTES_ROCM,
-    #   measured from two of the MI355X 0.26 logs (vllm_rocm_v1_audit.yaml: seqs 8 and 40; seqs 16 and 32 check it).
+    #   kernel nodes grow with the layers; the same 40 runs' per-graph figures), CUDA; on ROCm (HIP graphs,
+    #   0.26+) GRAPH_PER_CAPTURE_LAYER_BYTES_ROCM, measured from two of the MI355X 0.26 logs (seqs 8 and 40;
+    #   five more check it).
     GRAPH_FIRST_BASE_BYTES = 75 * MIB
     GRAPH_PER_CAPTURE_LAYER_BYTES = 0.18 * MIB
     GRAPH_PER_CAPTURE_LAYER_BYTES_ROCM = 1.7 * MIB
