@@ -959,7 +959,7 @@ class VllmPolicy(EnginePolicy):
         torch.cuda.mem_get_info; first_capture = the first, per_graph = max(the second, 1 MiB); the estimate is
         max(first_capture over the modes) + sum over the modes of per_graph x (captures - 1) ("FULL and PIECEWISE
         graphs share the global pool ... Take the max"). Here: the first PIECEWISE capture is
-        GRAPH_FIRST_BASE_BYTES + GRAPH_FIRST_ACTIVATION_SCALE x the forward's activation at the largest size, the
+        GRAPH_FIRST_BASE_BYTES + the forward's activation at the largest size, the
         first FULL capture FlashAttention 3's split buffers (fa3_split_accumulator_bytes), every further capture
         GRAPH_PER_CAPTURE_LAYER_BYTES(_ROCM) per layer on the stage (measured: see the constants)."""
         pw, full = self.cudagraph_captures(model, settings, release, max_capture_size)
