@@ -159,7 +159,7 @@ def compare(
             if best is None:
                 rows.append(_no_offer(device, workload))
             else:
-                rows.append(_row_from(problem, catalog, best, sorted({f.price.provider for f in best.option.offers}) if best.feasible else []))
+                rows.append(_row_from(problem, catalog, best, _used_providers(best) if best.feasible else []))
             continue
         by_cost: dict[float | None, tuple[SinglePlan, list[str]]] = {}
         for provider in _providers(catalog, device, workload):
@@ -181,6 +181,20 @@ def compare(
             sp, providers = by_cost[key]
             rows.append(_row_from(problem, catalog, sp, providers))
     return Comparison(workload=workload, rows=tuple(_finish(problem, catalog, rows)), problem=problem)
+
+
+def _used_providers(sp: SinglePlan) -> list[str]:
+    """The providers whose GPUs the fleet rents: the reserved offer's when it commits to a replica,
+    the hourly offer's when some hour rents one. Under mixed pricing an option carries both
+    offers, and a fleet that buys no reserved replica rents nothing from the reserved offer's
+    provider: naming it made compare's row say `aws, runpod` where solve's plan of the same
+    fleet said `runpod`."""
+    used = []
+    if sp.option.reserved is not None and sp.reserved_replicas > 0:
+        used.append(sp.option.reserved.price.provider)
+    if sp.option.hourly is not None and any(n > 0 for n in sp.hourly_replicas):
+        used.append(sp.option.hourly.price.provider)
+    return sorted(set(used or (f.price.provider for f in sp.option.offers)))
 
 
 def _no_offer(device: str, workload: Workload) -> CompareRow:
