@@ -667,7 +667,7 @@ def relation_case(rng: random.Random) -> Case:
     """Two commands whose answers must relate (check_relation)."""
     w = valid_workload(rng)
     w.pop("constraints", None)
-    relation = rng.choice(["double_demand", "add_constraint", "remove_device", "lower_price", "loosen_slo", "fp8_kv", "raise_confidence"])
+    relation = rng.choice(["double_demand", "add_constraint", "remove_device", "lower_price", "loosen_slo", "fp8_kv", "raise_confidence", "paste_launch", "compare_rows"])
     files = {"a.yaml": to_yaml(w)}
     solve_a = ["solve", "{dir}/a.yaml", "--format", "json"]
     if relation == "double_demand":
@@ -697,6 +697,10 @@ def relation_case(rng: random.Random) -> Case:
     elif relation == "raise_confidence":  # SLOs held at a higher quantile of the model's error: never a cheaper plan
         low, high = sorted(rng.sample(["0.1", "0.5", "0.75", "0.9", "0.99"], 2), key=float)
         argv = [solve_a + ["--confidence", low], solve_a + ["--confidence", high]]
+    elif relation == "paste_launch":  # each launch line solve prints, pasted into explain (check_relation runs it)
+        argv = [solve_a]
+    elif relation == "compare_rows":  # compare's row of a device is solve's best fleet on it
+        argv = [solve_a, ["compare", "{dir}/a.yaml", "--format", "json"]]
     elif relation == "loosen_slo":
         lo = _loguniform(rng, 0.02, 0.2)
         argv = [["sweep", "{dir}/a.yaml", "--tpot-p99-s", f"{lo:g},{lo * rng.choice([1.5, 2, 4]):g}", "--quiet", "--format", "json"]]
@@ -904,8 +908,10 @@ def check_plan(plan: dict) -> str | None:
     shares: dict[str, float] = {}
     for d in plan["deployments"]:
         shares[d["size_range"]] = shares.get(d["size_range"], 0.0) + d["replicas"] * d["max_rate_rps_per_replica"]
-    if plan["size_ranges"]:
+    if len(plan["size_ranges"]) > 1:
         return None  # buckets route loads between pools: the program's capacity rows hold it
+    # (a plan without buckets has one range, `all`: `if plan["size_ranges"]` skipped this check on
+    # every plan)
     if sum(shares.values()) < demand * (1 - 1e-6):
         return f"the plan's replicas carry {sum(shares.values()):g} req/s < the demand {demand:g}"
     return None
@@ -948,6 +954,10 @@ def check_relation(relation: str, runs: list[Run], folder: Path) -> str | None:
                 return None
             return f"{relation}: cost rose from ${dear['cost_usd_per_hour']}/hour to ${cheap['cost_usd_per_hour']}/hour"
         return None
+    if relation == "paste_launch":
+        return check_paste_launch(runs[0], folder)
+    if relation == "compare_rows":
+        return check_compare_rows(*runs)
     if relation == "fp8_kv":
         bf16, fp8 = runs
         if bf16.code == 0 and fp8.code == 0:
@@ -957,6 +967,99 @@ def check_relation(relation: str, runs: list[Run], folder: Path) -> str | None:
         elif bf16.code == 0 and fp8.code not in (0, 7, 8, 9):
             return f"fp8 KV refused (exit {fp8.code}) where bf16 was served"
         return None
+    return None
+
+
+def workload_flags(doc: dict) -> list[str]:
+    """What a workload says of memory that no launch line carries, as explain's options: a shared
+    prompt prefix (prefix caching is on by default in vLLM and SGLang: no flag) and the positions
+    speculative decoding reserves per sequence."""
+    mem = doc.get("memory") or {}
+    out = []
+    if mem.get("shared_prefix_tokens"):
+        out += ["--shared-prefix-tokens", str(mem["shared_prefix_tokens"])]
+    if mem.get("speculative_tokens"):
+        out += ["--speculative-tokens", str(mem["speculative_tokens"])]
+    return out
+
+
+def explain_argv(d: dict, folder: Path) -> list[str]:
+    """The `sizer explain` command a user builds from a deployment's launch line: the whole line
+    after the model, with the device (the line does not name it). trtllm-serve's options file is
+    written where the line's `echo` writes it. A line that cannot make the plan's weights says so
+    in a shell comment (`# weights int4: sized for ... in int4, which this checkpoint (bf16) is
+    not: serve such a checkpoint in its place`); a user following it gives those weights
+    (`--weight-dtype`), as one gives a TensorRT-LLM line's (it serves the checkpoint it names)."""
+    import re
+    import shlex
+
+    line, _, note = d["launch_command"].partition("  # ")
+    m = re.match(r"weights (\S+):", note)
+    weights = ["--weight-dtype", m.group(1)] if m else []
+    if "&&" in line:
+        echo, line = line.split("&&", 1)
+        content, name = re.fullmatch(r"\s*echo '(.*)' > (\S+)\s*", echo).groups()
+        (folder / name).write_text(content)
+        line = line.replace(name, str(folder / name))
+    argv = shlex.split(line)
+    if argv[:2] == ["vllm", "serve"]:
+        return ["explain", "--device", d["device"], "--model", argv[2], *argv[3:], *weights]
+    if argv[:3] == ["python3", "-m", "sglang.launch_server"]:
+        return ["explain", "--engine", "sglang", "--device", d["device"], *argv[3:], *weights]
+    if argv[0] == "trtllm-serve":
+        return ["explain", "--engine", "trtllm", "--device", d["device"], "--model", argv[1], *argv[2:], "--weight-dtype", d["weight_dtype"]]
+    if argv[0] == "llama-server":
+        return ["explain", "--engine", "llamacpp", "--device", d["device"], *argv[1:], *weights]
+    raise ValueError(f"a launch line of no known engine: {line}")
+
+
+def check_paste_launch(solved: Run, folder: Path) -> str | None:
+    """Every launch line of a plan (its deployments and each device's best), pasted into
+    `sizer explain` with the device, gives the KV pool, tokens, weights and --max-num-seqs the
+    plan reports, and at the workload's percentile context the sequences it says the pool holds."""
+    if solved.code != 0:
+        return None
+    plan = json.loads(solved.out)
+    import yaml
+
+    doc = yaml.safe_load((folder / "a.yaml").read_text())
+    context = plan["workload"]["context_tokens"]
+    for d in plan["deployments"] + plan["alternatives"]:
+        argv = explain_argv(d, folder) + workload_flags(doc) + ["--context-tokens", str(context), "--format", "json"]
+        r = run_main(argv)
+        if r.code != 0:
+            return f"paste_launch: explain refuses {d['launch_command']!r}: exit {r.code} {r.err.strip()[:200]}"
+        e = json.loads(r.out)
+        for key in ("kv_tokens", "kv_pool_bytes_per_gpu", "weights_bytes_per_gpu", "max_num_seqs"):
+            if e.get(key) != d[key]:
+                return f"paste_launch: {d['device']} tp={d['tp']}: {key} {d[key]} in solve, {e.get(key)} from explain of {d['launch_command']!r}"
+        if e.get("max_model_len") != plan["workload"]["max_model_len"]:
+            return f"paste_launch: {d['device']}: max_model_len {plan['workload']['max_model_len']} in solve, {e.get('max_model_len')} from explain"
+        if d.get("admission", "percentile") == "percentile" and e["max_concurrency"] != d["max_concurrency"]:
+            return f"paste_launch: {d['device']} tp={d['tp']}: {d['max_concurrency']} sequences at {context} tokens in solve, {e['max_concurrency']} from explain"
+    return None
+
+
+COMPARE_KEYS = ("tp", "pp", "kv_dtype", "weight_dtype", "replicas", "gpus", "provider", "usd_per_gpu_hour", "cost_usd_per_hour",
+                "cost_usd_per_million_tokens", "max_rate_rps_per_replica", "load_rps_per_replica", "max_concurrency", "price_date", "price_source")
+
+
+def check_compare_rows(solved: Run, compared: Run) -> str | None:
+    """compare's row of a device is the best single-configuration fleet on it: solve's
+    alternative for that device, and solve's plan when it is one pool under no constraint."""
+    if solved.code != 0 or compared.code != 0:
+        return None if solved.code == compared.code or 0 not in (solved.code, compared.code) else f"compare_rows: solve exit {solved.code}, compare exit {compared.code}"
+    plan, rows = json.loads(solved.out), {r["device"]: r for r in json.loads(compared.out)["rows"]}
+    ds = list(plan["alternatives"])
+    if len(plan["deployments"]) == 1 and len(plan["size_ranges"]) <= 1 and not plan["constraints"]:
+        ds += plan["deployments"]
+    for d in ds:
+        r = rows.get(d["device"])
+        if r is None or not r["feasible"]:
+            return f"compare_rows: {d['device']}: solve has a fleet, compare {'no row' if r is None else 'none: ' + str(r['reason'])}"
+        for key in COMPARE_KEYS:
+            if r.get(key) != d.get(key):
+                return f"compare_rows: {d['device']}: {key} {d.get(key)!r} in solve, {r.get(key)!r} in compare"
     return None
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from sizer.compare import compare, comparison_rows
 from sizer.optimize import solve
 from sizer.report import plan_to_dict
@@ -35,3 +37,49 @@ def test_compare_names_the_provider_whose_gpus_the_fleet_rents(catalog):
     assert d["reserved_provider"] == "aws"  # the offer was there, and not taken
     assert row["provider"] == d["provider"] == "runpod"
     assert (row["cost_usd_per_hour"], row["price_date"]) == (d["cost_usd_per_hour"], d["price_date"])
+
+
+def test_the_fuzz_plan_check_sees_replicas_short_of_the_demand():
+    """tests/fuzz_cases.check_plan: a plan's replicas carry its demand. A plan without size
+    buckets lists one size range (`all`), and the check returned early on any range listed, so
+    it checked no plan; chat's plan (4 x H100-SXM tp=2 at 3 of their 3.12 req/s) cut to 3
+    replicas falls short of its 12 req/s."""
+    import copy
+
+    from tests.fuzz_cases import check_plan
+
+    d = {"device": "H100-SXM", "tp": 2, "pp": 1, "kv_dtype": "fp8", "weight_dtype": "fp8", "size_range": "all", "replicas": 4,
+         "max_rate_rps_per_replica": 3.124994, "load_rps_per_replica": 3.0, "ttft_p99_s": 1.280468, "tpot_p99_s": 0.054044}
+    plan = {"workload": {"requests_per_s": 12.0, "slo": {"ttft_s": {"p99": 2.0}, "tpot_s": {"p99": 0.06}}},
+            "deployments": [d], "alternatives": [], "size_ranges": [{"range": "all", "share": 1.0}]}
+    assert check_plan(plan) is None
+    short = copy.deepcopy(plan)
+    short["deployments"][0]["replicas"] = 3
+    assert "< the demand 12" in check_plan(short)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm", "llamacpp"])
+def test_launch_lines_paste_into_explain_and_compare_rows_are_solves_fleets(engine, tmp_path):
+    """The fuzz relations paste_launch and compare_rows (tests/fuzz_cases.py) on one small
+    workload per engine: every launch line solve prints, pasted into explain with its device,
+    gives the plan's KV pool, tokens, weights, --max-num-seqs, --max-model-len and the sequences
+    the pool holds at the percentile context; compare's row of each device is solve's fleet there
+    (replicas, GPUs, cost, provider, price and its date)."""
+    import yaml
+
+    from tests.fuzz_cases import Case, run_case
+
+    w = {
+        "model": "llama-3.1-8b",
+        "engine": engine,
+        "traffic": {"requests_per_s": 4, "prompt_tokens": {"p50": 800, "p99": 4000}, "output_tokens": {"p50": 200, "p99": 800}},
+        "slo": {"ttft_s": 2.0, "tpot_s": 0.06},
+        "search": {"devices": ["H100-SXM", "L40S", "A100-80GB"], "tp": [1, 2], "pp": [1]},
+        "memory": {"shared_prefix_tokens": 200} if engine in ("vllm", "sglang") else {},
+    }
+    for relation, argv in (("paste_launch", [["solve", "{dir}/a.yaml", "--format", "json"]]),
+                           ("compare_rows", [["solve", "{dir}/a.yaml", "--format", "json"], ["compare", "{dir}/a.yaml", "--format", "json"]])):
+        case = Case(kind="relation", files={"a.yaml": yaml.safe_dump(w)}, argv=argv, relation=relation)
+        folder = tmp_path / relation
+        folder.mkdir()
+        assert run_case(case, folder) == ("ok", ""), relation

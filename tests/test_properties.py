@@ -4,7 +4,9 @@ through sizer's entry point. No exception escapes main; every refusal is one lin
 documented exit code; a command given --time-limit-s returns within it; a plan keeps its own
 bounds and carries its demand; the same input gives the same bytes; and pairs of runs relate
 as they must (more demand, a constraint more or a device less never lower the cost, a lower
-price or a looser SLO never raise it, fp8 KV admits no fewer sequences than bf16).
+price or a looser SLO never raise it, fp8 KV admits no fewer sequences than bf16, each launch
+line solve prints pasted into explain gives the plan's pool, compare's row of a device is
+solve's fleet there).
 
 Derandomized, so CI draws the same cases every run; benchmarks/fuzz.py runs the same generators
 over thousands of seeds."""
