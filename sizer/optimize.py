@@ -1018,9 +1018,11 @@ def _mean_tokens_per_s(problem: FleetProblem) -> float:
     return sum(problem.demand_rps) / problem.hours * w.traffic.output_tokens.mean
 
 
-def pool_spec(problem: FleetProblem, pool: Pool) -> DeploymentSpec:
+def pool_spec(problem: FleetProblem, pool: Pool, idle_usd_per_hour: float = 0.0) -> DeploymentSpec:
     """A pool of the solution: latency at its most loaded hour, cost as the mean over the hours
-    of its replicas' GPUs (instance slots on whole-instance offers) x price."""
+    of its replicas' GPUs (instance slots on whole-instance offers) x price, plus
+    `idle_usd_per_hour`: the idle GPUs of the whole instances it alone is placed on
+    (_own_idle_usd_per_hour)."""
     opt, r = pool.option, pool.range_index
     running = pool.running
     per_replica = [pool.load_rps[h] / running[h] if running[h] else 0.0 for h in range(problem.hours)]
@@ -1036,7 +1038,7 @@ def pool_spec(problem: FleetProblem, pool: Pool) -> DeploymentSpec:
         candidate=_priced(opt, opt.candidates[r]),
         replicas=max(running),
         load_rps=per_replica[hour],
-        cost_usd_per_hour=cost / problem.hours,
+        cost_usd_per_hour=cost / problem.hours + idle_usd_per_hour,
         size=problem.ranges[r],
         reserved_replicas=pool.reserved,
         hourly_replicas=pool.hourly if opt.hourly is not None else (),
@@ -1237,7 +1239,8 @@ def plan(
             o = sp.option
             rejected.append(Rejected(device=device, reason=f"{o.config.label()} alone: {sp.reason}", stage="constraints"))
     rejected = [r for r in rejected if r.device not in chosen_devices]  # a device serving a size bucket only
-    built = build_deployments(catalog, [pool_spec(problem, p) for p in solution.pools] + alternative_specs)
+    own_idle = _own_idle_usd_per_hour(problem, solution)
+    built = build_deployments(catalog, [pool_spec(problem, p, own_idle[i]) for i, p in enumerate(solution.pools)] + alternative_specs)
     deployments, alternative_rows = built[: len(solution.pools)], built[len(solution.pools) :]
     deployments.sort(key=lambda d: (-d.cost_usd_per_hour, d.candidate.config.label(), d.size_range))
 
@@ -1273,7 +1276,7 @@ def plan(
     main = deployments[0]
     binding = main.candidate.binding or "compute"
     why = _why(problem, deployments, alternative_rows, constraints, cost_per_hour, saving, best, idle_cost)
-    if not math.isclose(sum(d.cost_usd_per_hour for d in deployments) + idle_cost, cost_per_hour, rel_tol=1e-9, abs_tol=1e-9):
+    if not math.isclose(sum(d.cost_usd_per_hour for d in deployments) + idle_cost - sum(own_idle), cost_per_hour, rel_tol=1e-9, abs_tol=1e-9):
         raise SolverError("internal: the plan's cost does not add up over its pools")
     break_even = (None, None, None)
     first_party = None
@@ -1423,6 +1426,34 @@ def _price_warnings(deployments, as_of: date) -> tuple[str, ...]:
             elif age is not None and age < 0:
                 out.append(f"{what} is dated {price.price_date}, {-age} days after {as_of.isoformat()} (the date ages are counted to, --as-of): check its price_date")
     return tuple(out)
+
+
+def _own_idle_usd_per_hour(problem: FleetProblem, solution: FleetSolution) -> list[float]:
+    """Per pool of the solution, the mean $/hour of the idle GPUs of the whole instances only it
+    is placed on (an offer no other pool uses): its fleet pays for them, as a device's best fleet
+    under BEST ON OTHER DEVICES, compare's row and sweep's device cost count them (fleet._rented).
+    Before, a plan's pool counted its replicas' GPUs only: 1 x H100-SXM tp=4 on AWS's 8-GPU
+    p5.48xlarge was $27.52/hour in solve's plan row and $55.04 in compare's row and on the PLAN
+    line. Idle GPUs of an instance two pools share stay the plan's (the INSTANCES table)."""
+    out = [0.0] * len(solution.pools)
+    for f, reserved, hourly in solution.instances:
+        users = []
+        for i, p in enumerate(solution.pools):
+            offer = p.option.reserved if f.role == "reserved" else p.option.hourly
+            if offer is not None and offer.key == f.key and (p.reserved if f.role == "reserved" else any(p.hourly)):
+                users.append(i)
+        if len(users) != 1:
+            continue
+        (i,) = users
+        p = solution.pools[i]
+        slots = problem.slots(p.option, f)
+        idle = 0.0
+        for h in range(problem.hours):
+            instances = reserved if f.role == "reserved" else hourly[h]
+            replicas = p.reserved if f.role == "reserved" else p.hourly[h]
+            idle += instances * f.instance_gpus - replicas * slots
+        out[i] += idle * f.usd_per_gpu_hour / problem.hours
+    return out
 
 
 def _instance_uses(problem: FleetProblem, solution: FleetSolution) -> tuple[InstanceUse, ...]:

@@ -83,3 +83,33 @@ def test_launch_lines_paste_into_explain_and_compare_rows_are_solves_fleets(engi
         folder = tmp_path / relation
         folder.mkdir()
         assert run_case(case, folder) == ("ok", ""), relation
+
+
+def test_a_plan_pool_pays_for_the_idle_gpus_of_the_instances_it_alone_uses(catalog):
+    """1 x H100-SXM tp=4 on AWS, whose H100-SXM comes as the 8-GPU p5.48xlarge ($6.88/GPU-h):
+    the fleet rents the whole instance, $55.04/hour, as the PLAN line, compare's row and sweep's
+    device cost say. solve's plan row said $27.52/hour and $0.480 per million tokens (its 4
+    GPUs' share; the other 4 idle only in the INSTANCES table), where the same fleet as a best
+    alternative, in compare or in sweep, costs $55.04."""
+    from sizer.sweep import sweep, sweep_to_dict
+
+    w = load_workload(
+        {
+            "model": "llama-3.1-8b",
+            "traffic": {"requests_per_s": 10, "prompt_tokens": {"p50": 100, "p99": 300}, "output_tokens": {"p50": 300, "p99": 1500}},
+            "slo": {"ttft_s": 1.0, "tpot_s": 0.05},
+            "search": {"devices": ["H100-SXM"], "tp": [4], "pp": [1], "kv_dtypes": ["bf16"], "weight_dtypes": ["bf16"]},
+            "pricing": {"provider": "aws"},
+        },
+        catalog,
+    )
+    plan = plan_to_dict(solve(w, catalog, as_of=AS_OF))
+    (d,) = plan["deployments"]
+    (i,) = plan["instances"]
+    assert (d["replicas"], d["gpus"], d["instance_gpus"], i["idle_gpus"]) == (1, 4, 8, 4)
+    assert d["cost_usd_per_hour"] == plan["cost_usd_per_hour"] == round(8 * d["usd_per_gpu_hour"], 6)
+    assert d["cost_usd_per_million_tokens"] == plan["cost_usd_per_million_tokens"]
+    (row,) = comparison_rows(compare(w, catalog), as_of=AS_OF)
+    assert (row["cost_usd_per_hour"], row["cost_usd_per_million_tokens"]) == (d["cost_usd_per_hour"], d["cost_usd_per_million_tokens"])
+    (point,) = sweep_to_dict(sweep(w, catalog, "requests_per_s", (10.0,)))["points"]
+    assert point["device_cost_usd_per_hour"] == {"H100-SXM": d["cost_usd_per_hour"]}
