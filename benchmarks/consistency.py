@@ -43,6 +43,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.fuzz_cases import explain_argv, workload_flags  # noqa: E402 - the launch line as a user pastes it
+
 AS_OF = "2026-12-01"
 MODELS = ["llama-3.1-8b", "qwen3-8b", "qwen3-32b", "gpt-oss-20b", "gpt-oss-120b", "qwen3-30b-a3b", "llama-3.1-70b", "mixtral-8x7b", "llama-3.1-70b-fp8", "llama-2-13b"]
 DEVICES = ["H100-SXM", "H200-SXM", "A100-80GB", "L40S", "MI300X", "B200", "A10G", "L4", "RTX-4090", "H100-PCIe"]
@@ -101,6 +103,8 @@ def variant(rng: random.Random, shipped: list[Path]) -> dict:
             s["kv_dtypes"] = rng.choice([["f16"], ["q8_0"], ["f16", "q8_0"]])
             s["pp"] = [1]
             s.pop("weight_dtypes", None)
+    if rng.random() < 0.25:
+        w["engine_version"] = rng.choice({"vllm": ["0.6.4", "0.10", "0.11.0", "0.17", "0.20"], "sglang": ["0.4.6", "0.5.5"], "trtllm": ["0.20", "1.0", "1.1"], "llamacpp": ["b6000"]}[engine])
     if engine != "llamacpp" and rng.random() < 0.3:
         s["weight_dtypes"] = rng.sample(["bf16", "fp8", "int4", "nvfp4", "mxfp4"], rng.randint(1, 2))
     if rng.random() < 0.3:
@@ -129,6 +133,10 @@ def variant(rng: random.Random, shipped: list[Path]) -> dict:
             mem[key] = knobs[key]()
     if not mem:
         w.pop("memory")
+    if rng.random() < 0.2:
+        w.setdefault("slo", {})["confidence"] = rng.choice([0.3, 0.8, 0.9])
+    if rng.random() < 0.2:
+        w.setdefault("pricing", {})["kind"] = rng.choice(["spot", "reserved_1y", "mixed", "on_demand"])
     if w.get("pricing", {}).get("provider") and rng.random() < 0.5:
         w["pricing"].pop("provider")
     if w.get("constraints", {}).get("available_gpus"):
@@ -139,31 +147,6 @@ def variant(rng: random.Random, shipped: list[Path]) -> dict:
 # ------------------------------------------------------------------------------------------------
 # the launch line, pasted
 # ------------------------------------------------------------------------------------------------
-
-
-def explain_argv(x: dict, folder: Path) -> list[str] | None:
-    """The explain command a user builds from a deployment's launch line: the whole line after
-    the model, the device added (the line does not name it); trtllm-serve's options file written
-    where the line's echo writes it, and the weights it was sized for (the line serves the
-    checkpoint it names)."""
-    line = x["launch_command"].split("  # ")[0]
-    if "&&" in line:
-        echo, line = line.split("&&", 1)
-        m = re.fullmatch(r"\s*echo '(.*)' > (\S+)\s*", echo)
-        if not m:
-            return None
-        (folder / m.group(2)).write_text(m.group(1))
-    argv = shlex.split(line)
-    engine = x.get("engine", "vllm")
-    if argv[:2] == ["vllm", "serve"]:
-        return ["explain", "--device", x["device"], "--model", argv[2], *argv[3:]]
-    if argv[:3] == ["python3", "-m", "sglang.launch_server"]:
-        return ["explain", "--engine", "sglang", "--device", x["device"], *argv[3:]]
-    if argv[0] == "trtllm-serve":
-        return ["explain", "--engine", "trtllm", "--device", x["device"], "--model", argv[1], *argv[2:], "--weight-dtype", x["weight_dtype"]]
-    if argv[0] == "llama-server":
-        return ["explain", "--engine", "llamacpp", "--device", x["device"], *argv[1:]]
-    raise ValueError(f"engine {engine}: unknown launch line {line}")
 
 
 def flag(argv: list[str], *names: str) -> str | None:
@@ -210,8 +193,9 @@ def check_case(name: str, path: Path, f: Findings, folder: Path, simulate: bool,
     w = plan["workload"]
     rows = [("plan", x) for x in plan["deployments"]] + [("alt", x) for x in plan["alternatives"]]
     # -- explain from the pasted launch line
+    doc = yaml.safe_load(path.read_text())
     for role, x in rows:
-        argv = explain_argv(x, folder)
+        argv = explain_argv(x, folder) + workload_flags(doc)
         code, out, err = run([*argv, "--format", "json"])
         tag = f"{name} {role} {label(x)}"
         if code != 0:
@@ -256,7 +240,7 @@ def check_case(name: str, path: Path, f: Findings, folder: Path, simulate: bool,
                 if not w.get("profile_requests_per_s"):  # a daily profile's $/M tok is the day's, not the peak's
                     # output_tokens_per_s is printed to 2 decimals: a relative 1e-4 is its rounding
                     f.same("compare: $/M tok = $/h / output tok/s", f"{name} {r['device']}", "$/M tok vs $/h over demand", per_m, r["cost_usd_per_million_tokens"], rel=1e-4)
-        single = len(plan["deployments"]) == 1 and not plan.get("size_ranges") and not plan["constraints"]
+        single = len(plan["deployments"]) == 1 and len(plan.get("size_ranges") or []) <= 1 and not plan["constraints"]
         candidates = [x for _, x in rows if _ != "plan" or single]
         for x in candidates:
             r = cmp_rows.get(x["device"])
@@ -307,6 +291,28 @@ def check_case(name: str, path: Path, f: Findings, folder: Path, simulate: bool,
                             f.same("sweep: device cost", f"{name} {dev}", "device $/h solve vs sweep", devcost[dev], c)
                     elif c is not None:
                         f.add("sweep: device cost where solve has none", f"{name} {dev}", f"sweep ${c}/h")
+    # -- sweep at the workload's own traffic (--scale 1: a daily profile too) and own confidence
+    for extra in (["--scale", "1"], ["--confidence", repr(plan["confidence"])]):
+        code, out, err = run(["sweep", str(path), *extra, "--format", "json", "--quiet"])
+        what = f"sweep {' '.join(extra)}"
+        if code != 0:
+            f.add(f"{extra[0]} sweep fails", name, f"exit {code}: {err.strip()[:300]}")
+            continue
+        (p,) = json.loads(out)["points"]
+        if p["status"] != plan["status"]:
+            f.add(f"sweep {extra[0]}: status", name, f"solve {plan['status']} vs sweep {p['status']}")
+            continue
+        for k in ("cost_usd_per_hour", "cost_usd_per_million_tokens", "gpus", "cost_usd_per_day", "reserved_replicas", "on_demand_peak_replicas"):
+            f.same(f"{what.split()[1]} sweep: {k}", name, f"{k} solve vs {what}", plan.get(k), p.get(k))
+    # -- compare --per-provider: the row of the plan's device and provider
+    code, out, err = run(["compare", str(path), "--per-provider", "--format", "json", "--as-of", AS_OF])
+    if code == 0 and cmp_rows:
+        for r in json.loads(out)["rows"]:
+            best = cmp_rows.get(r["device"])
+            if not r["feasible"] or best is None or not best["feasible"] or r["provider"] != best["provider"]:
+                continue
+            for k in ("cost_usd_per_hour", "replicas", "gpus", "tp", "pp", "kv_dtype", "weight_dtype", "price_date", "usd_per_gpu_hour", "max_concurrency"):
+                f.same(f"compare --per-provider: {k}", f"{name} {r['device']} {r['provider']}", f"{k} compare vs --per-provider", best.get(k), r.get(k))
     # -- solve's table against its JSON (the plan's row and each alternative's)
     code, table, err = run(["solve", str(path), "--as-of", AS_OF])
     if code == 0:

@@ -971,11 +971,11 @@ def check_relation(relation: str, runs: list[Run], folder: Path) -> str | None:
 
 
 def workload_flags(doc: dict) -> list[str]:
-    """What a workload says of memory that no launch line carries, as explain's options: a shared
-    prompt prefix (prefix caching is on by default in vLLM and SGLang: no flag) and the positions
-    speculative decoding reserves per sequence."""
+    """What a workload says that no launch line carries, as explain's options: the engine's
+    release (`engine_version`), a shared prompt prefix (prefix caching is on by default in vLLM
+    and SGLang: no flag) and the positions speculative decoding reserves per sequence."""
     mem = doc.get("memory") or {}
-    out = []
+    out = ["--engine-version", str(doc["engine_version"])] if doc.get("engine_version") else []
     if mem.get("shared_prefix_tokens"):
         out += ["--shared-prefix-tokens", str(mem["shared_prefix_tokens"])]
     if mem.get("speculative_tokens"):
