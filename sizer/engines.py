@@ -92,6 +92,16 @@ class EngineSettings:
     kv_unified: bool = False  # llama.cpp: one cache shared by the slots (-np auto), not a stream each
 
 
+def flag_number(x: float) -> str:
+    """A launch line's float as the engine will parse it back to the same value: `:g` where its
+    six digits are exact (0.9, 0.836), else every digit. SGLang 0.4.6's own mem_fraction_static
+    on a GPU over 80 GiB is (gpu_mem - 13 GiB) / gpu_mem, 0.9322916... on MI300X; printed
+    0.932292, the pasted line profiled a pool 68 KB larger than the plan's (and a user's
+    gpu_memory_utilization 0.9123456 launched as 0.912346)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
+
+
 def _version_tuple(version: str) -> tuple[int, ...]:
     parts = []
     for p in str(version).lstrip("v").split("."):
@@ -1183,7 +1193,7 @@ class VllmPolicy(EnginePolicy):
             "--max-num-batched-tokens",
             str(settings.max_num_batched_tokens),
             "--gpu-memory-utilization",
-            f"{settings.memory_fraction:g}",
+            flag_number(settings.memory_fraction),
             "--block-size",
             str(settings.block_size_tokens),
         ]
@@ -1477,7 +1487,7 @@ class SglangPolicy(EnginePolicy):
             "--context-length",
             str(settings.max_model_len),
             "--mem-fraction-static",
-            f"{settings.memory_fraction:g}",
+            flag_number(settings.memory_fraction),
             "--max-running-requests",
             str(max_num_seqs),
             "--chunked-prefill-size",
@@ -1678,7 +1688,7 @@ class TrtllmPolicy(EnginePolicy):
             "--max_seq_len",
             str(settings.max_model_len),
             "--kv_cache_free_gpu_memory_fraction",
-            f"{settings.memory_fraction:g}",
+            flag_number(settings.memory_fraction),
         ]
         # trtllm-serve has no KV-dtype or block-size flag: --extra_llm_api_options takes a YAML file
         # of LLM API arguments (KvCacheConfig.dtype, .tokens_per_block, default 32), which the line

@@ -113,3 +113,29 @@ def test_a_plan_pool_pays_for_the_idle_gpus_of_the_instances_it_alone_uses(catal
     assert (row["cost_usd_per_hour"], row["cost_usd_per_million_tokens"]) == (d["cost_usd_per_hour"], d["cost_usd_per_million_tokens"])
     (point,) = sweep_to_dict(sweep(w, catalog, "requests_per_s", (10.0,)))["points"]
     assert point["device_cost_usd_per_hour"] == {"H100-SXM": d["cost_usd_per_hour"]}
+
+
+def test_a_launch_lines_memory_fraction_parses_back_to_the_planned_one(tmp_path):
+    """SGLang 0.4.6 sets mem_fraction_static to (gpu_mem - 13 GiB) / gpu_mem on GPUs over 80 GiB
+    (sglang/srt/server_args.py __post_init__ of 0.4.6, engines.SGLangPolicy.default_fraction):
+    0.93229166... on MI300X. The launch line printed 0.932292, and pasted into explain it gave a
+    pool 68,431 B larger than the plan's; a vLLM utilisation given as 0.9123456 was launched as
+    0.912346. The line now prints the value the plan was sized at (paste_launch relation)."""
+    import yaml
+
+    from sizer.engines import flag_number
+    from tests.fuzz_cases import Case, run_case
+
+    assert (flag_number(0.9), flag_number(0.836), flag_number(0.9123456)) == ("0.9", "0.836", "0.9123456")
+    assert float(flag_number((192 * 1024 - 13 * 1024) / (192 * 1024))) == (192 * 1024 - 13 * 1024) / (192 * 1024)
+    traffic = {"requests_per_s": 1, "prompt_tokens": {"p50": 800, "p99": 4000}, "output_tokens": {"p50": 200, "p99": 800}}
+    for w in (
+        {"model": "llama-3.1-8b", "engine": "sglang", "engine_version": "0.4.6", "traffic": traffic,
+         "search": {"devices": ["MI300X"], "tp": [1], "pp": [1], "kv_dtypes": ["bf16"], "weight_dtypes": ["bf16"]}},
+        {"model": "llama-3.1-8b", "traffic": traffic, "memory": {"gpu_memory_utilization": 0.9123456},
+         "search": {"devices": ["H100-SXM"], "tp": [1], "pp": [1], "kv_dtypes": ["bf16"], "weight_dtypes": ["bf16"]}},
+    ):
+        folder = tmp_path / w["search"]["devices"][0]
+        folder.mkdir()
+        case = Case(kind="relation", files={"a.yaml": yaml.safe_dump(w)}, argv=[["solve", "{dir}/a.yaml", "--format", "json"]], relation="paste_launch")
+        assert run_case(case, folder) == ("ok", ""), w
