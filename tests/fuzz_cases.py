@@ -1025,7 +1025,9 @@ def check_paste_launch(solved: Run, folder: Path) -> str | None:
     doc = yaml.safe_load((folder / "a.yaml").read_text())
     context = plan["workload"]["context_tokens"]
     for d in plan["deployments"] + plan["alternatives"]:
-        argv = explain_argv(d, folder) + workload_flags(doc) + ["--context-tokens", str(context), "--format", "json"]
+        # a pool serving one size bucket launches with its bucket's lengths, not the workload's
+        whole = d.get("size_range", "all") == "all"
+        argv = explain_argv(d, folder) + workload_flags(doc) + (["--context-tokens", str(context)] if whole else []) + ["--format", "json"]
         r = run_main(argv)
         if r.code != 0:
             return f"paste_launch: explain refuses {d['launch_command']!r}: exit {r.code} {r.err.strip()[:200]}"
@@ -1033,6 +1035,8 @@ def check_paste_launch(solved: Run, folder: Path) -> str | None:
         for key in ("kv_tokens", "kv_pool_bytes_per_gpu", "weights_bytes_per_gpu", "max_num_seqs"):
             if e.get(key) != d[key]:
                 return f"paste_launch: {d['device']} tp={d['tp']}: {key} {d[key]} in solve, {e.get(key)} from explain of {d['launch_command']!r}"
+        if not whole:
+            continue
         if e.get("max_model_len") != plan["workload"]["max_model_len"]:
             return f"paste_launch: {d['device']}: max_model_len {plan['workload']['max_model_len']} in solve, {e.get('max_model_len')} from explain"
         if d.get("admission", "percentile") == "percentile" and e["max_concurrency"] != d["max_concurrency"]:
