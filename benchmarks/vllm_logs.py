@@ -116,9 +116,16 @@ def main() -> int:
     print()
     print("| set | logs | within 2 % | median abs error | largest |")
     print("|---|---:|---:|---:|---:|")
-    for s in dict.fromkeys(r[0] for r in rows):
+    for s in dict.fromkeys(r[0] for r in rows if r[0] != "vLLM graph estimate"):
         errs = [abs(r[5] / r[4] - 1) for r in rows if r[0] == s]
         print(f"| {s} | {len(errs)} | {sum(x < 0.02 for x in errs)} | {statistics.median(errs):.2%} | {max(errs):.2%} |")
+    # the graph estimate is one term of the budget (0.3-3 GiB): its error counts in GiB, as the pool's does
+    # (tests/test_vllm_graphs.py holds 0.30 GiB), not as a share of the term
+    errs = [abs(r[5] - r[4]) for r in rows if r[0] == "vLLM graph estimate"]
+    print()
+    print("| term | logs | within 0.30 GiB | median abs error | largest |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| vLLM graph estimate | {len(errs)} | {sum(x <= 0.30 for x in errs)} | {statistics.median(errs):.2f} GiB | {max(errs):.2f} GiB |")
     return 0
 
 
