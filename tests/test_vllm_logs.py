@@ -158,6 +158,18 @@ OTHER_MEASURED = {
 }
 
 
+# Activation terms sizer does not reproduce within 0.05 GiB, held at their measured miss (sizer - logged, GiB).
+# (Until 2026-12-06 this entry's activation went unchecked: `... or entry.get("flashinfer_installed")`.)
+OTHER_ACTIVATION_MEASURED = {
+    "b-mistral-small-3.2-tp1-16000": (
+        -0.157,
+        "vLLM 0.11.0 with FlashInfer installed logs a 2.12 GiB peak; sizer's FlashInfer-sampler rule gives 1.96 GiB. The "
+        "0.16 GiB it misses is not traced to the source (the model is multimodal, Mistral3ForConditionalGeneration, and "
+        "sizer counts no profiling of its vision encoder); the pool stays within 2 % (sizer 28.38 GiB, logged 28.20).",
+    ),
+}
+
+
 @pytest.mark.parametrize("entry", [e for e in OTHER if e["id"] not in OTHER_MEASURED], ids=lambda e: e["id"])
 def test_other_release_log_within_two_percent(entry, catalog):
     m = _other(entry, catalog)
@@ -167,7 +179,11 @@ def test_other_release_log_within_two_percent(entry, catalog):
         err = m.engine_kv_tokens / entry["tokens"] - 1
         assert abs(err) < 0.02, f"{entry['id']}: sizer {m.engine_kv_tokens:,} vs logged {entry['tokens']:,} tokens ({err:+.2%})"
     # each term as logged, within 0.05 GiB (weights within 0.1): the pool is right for the right reasons
-    assert m.activation_bytes_per_gpu / GIB == pytest.approx(entry["activation_gib"], abs=0.05) or entry.get("flashinfer_installed")
+    if entry["id"] in OTHER_ACTIVATION_MEASURED:
+        miss_gib, reason = OTHER_ACTIVATION_MEASURED[entry["id"]]
+        assert m.activation_bytes_per_gpu / GIB - entry["activation_gib"] == pytest.approx(miss_gib, abs=0.01), reason
+    else:
+        assert m.activation_bytes_per_gpu / GIB == pytest.approx(entry["activation_gib"], abs=0.05)
     assert m.runtime_overhead_bytes_per_gpu / GIB == pytest.approx(entry["non_torch_gib"], abs=0.05)
     assert (m.weights_bytes_per_gpu + m.runtime_buffer_bytes_per_gpu) / GIB == pytest.approx(entry["weights_gib"], abs=0.1)
 
