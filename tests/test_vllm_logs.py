@@ -210,12 +210,15 @@ def test_releases_0_11_1_to_0_16_predict_the_undated_set_alike(catalog):
         assert round(_other(entry, catalog, version="0.17.0").engine_available_kv_bytes / GIB, 2) != pools["0.14.1"]
 
 
-def test_sampler_path_change_between_016_and_017_as_logged():
+def test_sampler_path_change_between_016_and_017_as_logged(catalog):
     # Qwen3-14B on one H100, the same sweep under three releases: the pool grows by 3.40 GiB from 0.16
     # (sort path, 38 B per logit) to 0.17 (Triton, 14 B + the [132 x vocab] buffer): 1,024 x 151,936 x 24 B
-    # - 132 x 151,936 x 4 B = 3.40 GiB.
+    # - 132 x 151,936 x 4 B = 3.40 GiB. The logs show it, and sizer's pools under the two releases differ by it.
     runs = {e["vllm"]: e for e in HELDOUT if e["id"].startswith("qwen3-14b-vllm")}
-    assert runs["0.17.0"]["kv_gib"] - runs["0.16.0"]["kv_gib"] == pytest.approx((1024 * 151936 * 24 - 132 * 151936 * 4) / GIB, abs=0.01)
+    by_hand = (1024 * 151936 * 24 - 132 * 151936 * 4) / GIB
+    assert runs["0.17.0"]["kv_gib"] - runs["0.16.0"]["kv_gib"] == pytest.approx(by_hand, abs=0.01)
+    sizer_pools = {v: _heldout(runs[v], catalog).engine_available_kv_bytes / GIB for v in ("0.16.0", "0.17.0")}
+    assert sizer_pools["0.17.0"] - sizer_pools["0.16.0"] == pytest.approx(by_hand, abs=0.01)
 
 
 def test_terms_match_the_logged_terms_where_derived(catalog):
