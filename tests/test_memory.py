@@ -18,6 +18,7 @@ from sizer.memory import (
     sequence_kv_bytes,
     stage_kv,
 )
+from sizer.model import total_weight_bytes
 from sizer.optimize import usd_per_million_tokens
 from sizer.units import GB, GIB, KIB, MIB
 
@@ -35,8 +36,16 @@ def test_seed000_4096_token_sequence_is_512_mib_and_four_are_2_gib():
     assert batch_kv_bytes(per_token, 4096, 4) == 2 * GIB
 
 
-def test_seed000_70b_weights_at_two_bytes_are_140_gb():
+def test_seed000_70b_weights_at_two_bytes_are_140_gb(catalog):
+    # "70 billion parameters at two bytes ... 140 GB" (GB = 1e9). Llama-2-70B's own count, by hand from its
+    # config: 80 layers x (q, o 2 x 8,192^2 + k, v 2 x 8,192 x 1,024 + MLP 3 x 8,192 x 28,672 + 2 norms x 8,192)
+    # + embedding and lm_head 2 x 32,000 x 8,192 + the final norm 8,192 = 68,976,648,192 parameters
+    # (the HF model page's figure), 137.95 GB at two bytes: the seed's 140 GB, rounded.
     assert 70e9 * 2 == 140 * GB
+    params = 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) + 2 * 32_000 * 8192 + 8192
+    assert params == 68_976_648_192
+    assert total_weight_bytes(catalog.model("llama-2-70b"), "fp16") == 2 * params
+    assert 2 * params / GB == pytest.approx(140, rel=0.015)
 
 
 def test_seed000_levers_double_and_halve_the_constant():
@@ -203,4 +212,6 @@ def test_pp_divides_layers_per_vllm_rule(catalog):
 
 def test_fp8_kv_halves_bytes(catalog):
     m = catalog.model("llama-3.1-70b")
+    # 80 layers x 8 KV heads x 128 x 2 (K, V) x 1 B = 163,840 B a token in fp8, 327,680 in bf16
+    assert model_kv_bytes_per_token(m, "fp8") == 80 * 8 * 128 * 2 * 1 == 163_840
     assert model_kv_bytes_per_token(m, "fp8") * 2 == model_kv_bytes_per_token(m, "bf16")
