@@ -77,6 +77,12 @@ def test_gpt_oss_sliding_layers_hold_at_most_the_window(catalog, root):
     skv = stage_kv(w.model, KvFormat.of("fp8"), 1, 1)[0]
     for ctx in (100, 128, 5000, 20000):
         assert float(_seq_bytes(np.array([ctx]), spec)[0]) == pytest.approx(sequence_bytes_on_stage(skv, ctx, spec.block_size_tokens, 128))
+    # by hand: 2 (K, V) x 8 KV heads x 64 x 1 B (fp8) = 1,024 B a token a layer, 16-token blocks. At 20,000 tokens
+    # the 18 full layers hold 1,250 blocks and the 18 sliding ones the 128-token window's 8 blocks + 1 partly
+    # filled at each end; at 100 tokens both kinds hold the same 7 blocks.
+    assert spec.block_size_tokens == 16
+    assert float(_seq_bytes(np.array([20000]), spec)[0]) == 18 * 1250 * 16 * 1024 + 18 * (8 + 1) * 16 * 1024 == 371_294_208
+    assert float(_seq_bytes(np.array([100]), spec)[0]) == 36 * 7 * 16 * 1024
 
 
 def test_a_full_pool_preempts_and_every_request_still_completes(h100):
