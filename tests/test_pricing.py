@@ -314,12 +314,15 @@ def test_break_even_of_a_daily_profile_uses_the_days_cost_and_scales_reserved_to
 
 
 def test_break_even_is_printed_under_plan(tmp_path, catalog):
-    # chat-like traffic on MI300X (RunPod Secure $2.39, one GPU) against H200-SXM (RunPod $3.59):
-    # the printed price is the H200 plan's cost over the MI300X plan's GPUs.
+    # chat-llama-3.1-70b: 4 x H100-SXM tp=2 (RunPod Community $2.69/GPU-h: $21.52/hour, as the test above
+    # says) against the best other device, 4 x H200-SXM tp=2 (RunPod Community $3.59, prices.yaml: $28.72).
+    # The printed price is the H200 plan's cost over the H100 plan's GPUs: $28.72 / 8 = $3.59 a GPU-hour.
     plan = solve(load_workload(ROOT / "workloads" / "chat-llama-3.1-70b.yaml", catalog), catalog, as_of=AS_OF)
     alt = plan.alternatives[0]
     gpus = sum(d.gpus for d in plan.deployments)
-    assert plan.break_even_usd_per_gpu_hour == pytest.approx(alt.cost_usd_per_hour / gpus)
+    assert (plan.deployments[0].candidate.config.device, gpus, plan.cost_usd_per_hour) == ("H100-SXM", 8, pytest.approx(4 * 2 * 2.69))
+    assert (alt.candidate.config.device, alt.gpus, alt.cost_usd_per_hour) == ("H200-SXM", 8, pytest.approx(4 * 2 * 3.59))
+    assert plan.break_even_usd_per_gpu_hour == pytest.approx(4 * 2 * 3.59 / 8)
     assert plan.break_even_device == alt.candidate.config.device
     line = f"BREAK-EVEN {plan.deployments[0].candidate.config.device} wins while it costs under ${plan.break_even_usd_per_gpu_hour:,.2f}/GPU-h; then {plan.break_even_device}"
     assert line in render_plan(plan, "table")
