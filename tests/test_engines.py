@@ -255,7 +255,15 @@ def test_trtllm_rule_is_fraction_of_what_is_left(catalog):
         model, gpu, engine="trtllm", version=None, tp=1, pp=1, weight_dtype="fp8", kv="fp8", context_tokens=2048, max_model_len=2048
     )
     assert settings.memory_fraction == 0.9 and settings.block_size_tokens == 32
-    left = gpu.usable_memory_bytes - m.weights_bytes_per_gpu - m.runtime_buffer_bytes_per_gpu - m.activation_bytes_per_gpu - m.runtime_overhead_bytes_per_gpu
+    # what is left, by hand: H100-SXM's 79.19 GiB (catalog) less
+    #   weights: 32 layers x 218,103,808 linear parameters at 1 B (fp8) + embedding and lm_head 2 x 128,256 x 4,096
+    #            and the norms 32 x 2 x 4,096 + 4,096 at 2 B = 9,081,200,640 B
+    #   rotary table: 131,072 x 128 x 2 B; the profiling run's activations: 8,192 tokens (max_num_tokens) x
+    #   2 B x (3 x 4,096 + 3 x 14,336) (EnginePolicy.activation_per_token_bytes' dense rule)
+    #   memory outside torch: 0.6 GiB (TrtllmPolicy.INIT_BYTES, sizer's estimate: TRTLLM_AUDIT.md "Outside torch")
+    weights = 32 * 218_103_808 + 2 * (2 * 128_256 * 4_096 + 32 * 2 * 4_096 + 4_096)
+    assert weights == m.weights_bytes_per_gpu == 9_081_200_640
+    left = 79.19 * GIB - weights - 131_072 * 128 * 2 - 8192 * 2 * (3 * 4096 + 3 * 14336) - 0.6 * GIB
     assert m.engine_available_kv_bytes == pytest.approx(0.9 * left)  # "Estimated max memory in KV cache"
     # max_tokens = int(memory // 64 KiB) (fp8), rounded UP to whole 32-token blocks (resource_manager.py
     # calculate_max_num_blocks: math.ceil), and the pool is those blocks
