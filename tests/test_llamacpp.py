@@ -19,6 +19,7 @@ from sizer.explain import explain_config
 from sizer.memory import KvFormat
 from sizer.model import total_weight_bytes
 from sizer.workload import load_workload
+from sizer.units import GIB
 from tests.test_bad_input import assert_one_line_error, run_sizer
 from tests.test_first_hour import _explain_json
 
@@ -97,7 +98,8 @@ def test_other_engines_refuse_gguf_block_types(catalog, tmp_path):
 
 def test_llamacpp_plan_fills_the_gpu_with_slots(catalog, tmp_path):
     """The plan's -np is the largest slot count whose fixed cache fits beside the weights, worked
-    out here by hand from the breakdown's own terms, and one slot more does not fit."""
+    out here by hand (L40S, Q8_0 weights, llama-server's compute buffer and CUDA context), and one
+    slot more does not fit."""
     path = _workload(tmp_path)
     path.write_text(path.read_text().replace("max_model_len: 4096", "max_model_len: 16384"))
     w = load_workload(path, catalog)
@@ -106,9 +108,15 @@ def test_llamacpp_plan_fills_the_gpu_with_slots(catalog, tmp_path):
     # f16 K and V: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B a cell; a slot is 16,384 cells (2 GiB)
     assert m.kv_bytes_per_token_per_gpu == 131_072
     slot_bytes = 16384 * 131_072
-    free = m.usable_memory_bytes - m.weights_bytes_per_gpu - m.runtime_buffer_bytes_per_gpu - m.runtime_overhead_bytes_per_gpu
-    assert m.weights_bytes_per_gpu > 9_517_408_256 / 1.01  # q8_0 weights (the test above) on the one GPU
+    # free beside the weights, by hand: L40S's 44.52 GiB (catalog: deviceQuery's 47,803,596,800 B) less the Q8_0
+    # weights (9,517,408,256 B, the test above), the compute buffer of one 512-token micro-batch (n_ubatch) of fp32
+    # logits and activations, 512 x (128,256 + 4 x 4,096) x 4 B = 296,222,720 B, and the 0.3 GiB CUDA context
+    # (LlamaCppPolicy.INIT_BYTES): 35.08 GiB, 17 slots of 2 GiB
+    free = 44.52 * GIB - 9_517_408_256 - 512 * (128_256 + 4 * 4_096) * 4 - 0.3 * GIB
+    assert m.weights_bytes_per_gpu == 9_517_408_256 and m.runtime_buffer_bytes_per_gpu == 296_222_720
+    assert m.usable_memory_bytes - m.weights_bytes_per_gpu - m.runtime_buffer_bytes_per_gpu - m.runtime_overhead_bytes_per_gpu == pytest.approx(free)
     slots = min(int(free // slot_bytes), LLAMACPP_MAX_SLOTS)
+    assert slots == 17
     assert s.n_parallel == s.max_num_seqs == m.max_concurrency == slots
     assert 4 < slots < LLAMACPP_MAX_SLOTS  # more than llama-server's default of 4, fewer than its ceiling
     _, more = configuration_breakdown(
