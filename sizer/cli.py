@@ -658,6 +658,8 @@ def _data_parallel_notes(model, engine: str, tp: int, dp: int, expert_parallel: 
     if (dp > 1 or expert_parallel) and engine != "vllm":
         flag = "--data-parallel-size" if dp > 1 else "--enable-expert-parallel"
         raise click.UsageError(f"{flag} is vLLM's flag: {engine}'s own spelling of data or expert parallelism is not read")
+    if dp < 1:  # vLLM's data_parallel_size counts engine cores: 0 or fewer is none (it was read as 1, silently)
+        raise FieldValueError(f"--data-parallel-size: expected an integer >= 1, got {dp}")
     out = []
     if dp > 1 and model.is_moe:
         # vLLM's MoE layers span the data-parallel group (FusedMoE: tp x dp ranks, whole experts

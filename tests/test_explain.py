@@ -155,3 +155,13 @@ def test_vllm_data_and_expert_parallel_flags_of_a_pasted_launch_line():
     assert uneven.returncode == 0, uneven.stderr
     assert any("up to 8 whole experts where sizer counts 7.5" in w for w in json.loads(uneven.stdout)["warnings"])
     assert run("--model", "qwen3-30b-a3b", "--device", "A100-80GB", "--engine", "sglang", "-dp", "2").returncode == 2
+
+
+def test_data_parallel_size_below_one_is_refused():
+    """--data-parallel-size 0 (or -2) was taken as no data parallelism, the figures printed with exit 0: vLLM's
+    data_parallel_size counts engine cores, and none is no deployment. Refused as --tp 0 is, exit 7."""
+    for value in ("0", "-2"):
+        r = subprocess.run([sys.executable, "-m", "sizer", "explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", "-dp", value],
+                           capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert r.returncode == 7
+        assert r.stderr.strip().splitlines() == [f"error: --data-parallel-size: expected an integer >= 1, got {value}"]
