@@ -439,6 +439,17 @@ def explain_config(
         radix_cache=radix_cache,
     )
     eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
+    if engine == "vllm" and eng.max_num_batched_tokens < eng.max_num_seqs:
+        # SchedulerConfig (config/scheduler.py, 0.17.0-0.22.0 wheels; the same ValueError in 0.8.3's logs): "max_num_batched_tokens
+        # (...) must be greater than or equal to max_num_seqs (...)": the engine does not start
+        seqs = f"--max-num-seqs {eng.max_num_seqs}" if max_num_seqs is not None else (
+            f"max_num_seqs {eng.max_num_seqs}, vLLM {eng.version}'s default here (sizer read its lowering to the token budget "
+            "in 0.20+ only: give --max-num-seqs)"
+        )
+        raise FieldValueError(
+            f"--max-num-batched-tokens {eng.max_num_batched_tokens} is below {seqs}: vLLM refuses a launch line with both "
+            "(SchedulerConfig: max_num_batched_tokens must be greater than or equal to max_num_seqs)"
+        )
     m = policy.breakdown(model, gpu, tp=tp, pp=pp, weight_dtype=weight_dtype, kv=kv, settings=eng, context_tokens=context + speculative_tokens)
     kvs = policy.stage_kv(model, kv, tp, pp, eng)[m.stage]
     adm = admission(
