@@ -852,6 +852,7 @@ def explain_cmd(
         shared_prefix_tokens=shared_prefix_tokens,
         flashinfer_installed=flashinfer_installed,
         radix_cache=False if disable_radix_cache else None,
+        data_parallel_size=dp,
     )
     if option_warnings:
         from dataclasses import replace

@@ -90,6 +90,7 @@ class EngineSettings:
     flashinfer_installed: bool | None = None
     radix_cache: bool = True
     kv_unified: bool = False  # llama.cpp: one cache shared by the slots (-np auto), not a stream each
+    data_parallel_size: int = 1  # vLLM --data-parallel-size (explain): a dense model's engine cores, each sized as one
 
 
 def flag_number(x: float) -> str:
@@ -785,7 +786,7 @@ class VllmPolicy(EnginePolicy):
             how += f" + {held_how}"
         return float(total), how
 
-    def v1_non_torch(self, gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> tuple[float, str]:
+    def v1_non_torch(self, gpu: Gpu, tp: int, pp: int, release: VllmRelease, dp: int = 1) -> tuple[float, str]:
         # An NVLink node (SXM boards of 4 or 8 GPUs joined by NVLink / NVSwitch: A100, H100, B200 ...):
         # the TP group's collectives run over NVLink P2P (custom all-reduce on, NCCL's P2P transport),
         # the setting of the H100 logs the communicator terms below were measured on. The all-reduce +
@@ -799,7 +800,7 @@ class VllmPolicy(EnginePolicy):
             (gpu.gpus_per_node >= 4 and gpu.interconnect == "nvlink") or bridge_joins(gpu, tp)  # custom all-reduce stays on
         )
         fusion_capable = gpu.name.startswith(HOPPER_OR_LATER)
-        fusion_on = self.allreduce_fusion_on(gpu, tp, pp, release)
+        fusion_on = self.allreduce_fusion_on(gpu, tp, pp, release, dp)
         ranks = tp * pp
         if gpu.vendor.lower() == "amd" and (0, 9) <= release.version < (0, 26):
             total = self.v1_rocm_non_torch(tp)
@@ -836,7 +837,7 @@ class VllmPolicy(EnginePolicy):
                 lazy = self.V1_COMM_LAZY_NO_FUSION_BYTES
                 why = "" if fusion_capable else f"; no all-reduce fusion on {gpu.name}, H100's figure without it, no {gpu.name} log"
                 if fusion_capable and release.allreduce_fusion and not fusion_on:
-                    why = f"; the all-reduce fusion is off at pp={pp} before 0.21, or on {gpu.name} before 0.19"
+                    why = f"; the all-reduce fusion is off at pp={pp} dp={dp} before 0.21, or on {gpu.name} before 0.19"
                 parts.append(f"{lazy / GIB:.2f} GiB first collectives over {tp} TP ranks (measured at TP 2{why})")
             total += lazy
         for size in (tp, pp):
@@ -849,16 +850,16 @@ class VllmPolicy(EnginePolicy):
         return total, "; ".join(parts)
 
     @staticmethod
-    def allreduce_fusion_on(gpu: Gpu, tp: int, pp: int, release: VllmRelease) -> bool:
+    def allreduce_fusion_on(gpu: Gpu, tp: int, pp: int, release: VllmRelease, dp: int = 1) -> bool:
         """Whether the all-reduce + RMSNorm fusion (VllmRelease.allreduce_fusion) runs: config/vllm.py
         enable_allreduce_rms_fusion, TP > 1 on CUDA with FlashInfer and compute capability 9.0 or 10.x, and
-        - 0.17.0-0.20.0: `data_parallel_size == 1 and pipeline_parallel_size == 1` ("tp-pp combination broken",
-          vllm-project/vllm#35426), dropped in 0.21.0 (read in the 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0 and 0.22.0 wheels);
+        - 0.17.0-0.20.0: `data_parallel_size == 1 and pipeline_parallel_size == 1` ("tp-dp combination broken",
+          vllm-project/vllm#34458; "tp-pp combination broken", vllm-project/vllm#35426), dropped in 0.21.0 (read in the 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0 and 0.22.0 wheels);
         - 0.17.0 and 0.18.0 test `is_device_capability(100)`, 10.0 exactly: B300 / GB300 (10.3) qualify from 0.19's
           `is_device_capability_family(100)`."""
         if tp <= 1 or not release.allreduce_fusion or not gpu.name.startswith(HOPPER_OR_LATER):
             return False
-        if pp > 1 and release.version < (0, 21):
+        if (pp > 1 or dp > 1) and release.version < (0, 21):
             return False
         if gpu.name.startswith(("B300", "GB300")) and release.version < (0, 19):
             return False
@@ -1047,7 +1048,7 @@ class VllmPolicy(EnginePolicy):
         release = VllmRelease.of(settings.version, flashinfer_installed=settings.flashinfer_installed)
         budget = math.ceil(gpu.usable_memory_bytes * settings.memory_fraction)  # v1/worker/utils.py request_memory
         buffers = self.runtime_buffer_bytes(model, settings)
-        non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release)
+        non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release, settings.data_parallel_size)
         cublas = self.cublas_workspace_bytes(gpu)
         v2 = self.uses_model_runner_v2(model, weight_dtype, release)
         # Model Runner V2's profile_cudagraph_memory returns 0 (v1/worker/gpu/model_runner.py, 0.22.0)
@@ -1097,7 +1098,7 @@ class VllmPolicy(EnginePolicy):
                 + f"sampler path {release.sampler}; FlashInfer "
                 + ("installed" if settings.flashinfer_installed else "not installed" if settings.flashinfer_installed is False
                    else "as the release's pip wheel leaves it (" + ("installed" if release.version >= (0, 17) else "not installed") + ")")
-                + (f"; TP all-reduce fusion {'on' if self.allreduce_fusion_on(gpu, tp, pp, release) else 'off'}" if tp > 1 else "")
+                + (f"; TP all-reduce fusion {'on' if self.allreduce_fusion_on(gpu, tp, pp, release, settings.data_parallel_size) else 'off'}" if tp > 1 else "")
                 + ("; fused-MoE workspace held through the sampler run" if self.moe_workspace_held(model, weight_dtype, release) else "")
                 + ("; loaded in Mistral's format: its vision tower whole on every TP rank" if tp > 1 and self.vision_tower_replicated(model, release) else ""),
             ),

@@ -6,7 +6,7 @@ the derivation as (label, formula, value) lines, so the CLI can print it and tes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .candidates import parallelism_reason
@@ -361,6 +361,7 @@ def explain_config(
     shared_prefix_tokens: int = 0,
     flashinfer_installed: bool | None = None,
     radix_cache: bool | None = None,
+    data_parallel_size: int = 1,
 ) -> Explanation:
     """Memory of `model` on `gpu` at TP `tp`, PP `pp`, with the given KV and weight formats.
 
@@ -369,7 +370,8 @@ def explain_config(
     FlashInfer is installed (True in vLLM's Docker images; None: as `pip install vllm` of that release
     leaves it, which is with FlashInfer from 0.17 on). `radix_cache` (SGLang): False is
     --disable-radix-cache, which gives a Gated DeltaNet model's states as many slots as
-    --max-running-requests (None: on, SGLang's default)."""
+    --max-running-requests (None: on, SGLang's default). `data_parallel_size` (vLLM, a dense model): the engine
+    cores each sized as one; it turns off the all-reduce fusion before 0.21 (allreduce_fusion_on)."""
     policy = engine_policy(engine)
     requested_kv = kv_dtype
     kv_dtype = resolve_kv_dtype(kv_dtype, model) if engine != "llamacpp" else kv_dtype
@@ -439,6 +441,8 @@ def explain_config(
         radix_cache=radix_cache,
     )
     eng = policy.settings(gpu, model, tp, version=engine_version, overrides=overrides, max_model_len=model_len)
+    if data_parallel_size != 1:
+        eng = replace(eng, data_parallel_size=data_parallel_size)
     if engine == "vllm" and eng.max_num_batched_tokens < eng.max_num_seqs:
         # SchedulerConfig (config/scheduler.py, 0.17.0-0.22.0 wheels; the same ValueError in 0.8.3's logs): "max_num_batched_tokens
         # (...) must be greater than or equal to max_num_seqs (...)": the engine does not start

@@ -189,3 +189,20 @@ def test_vllm_token_budget_below_max_num_seqs():
     old = run("--max-num-batched-tokens", "256", "--engine-version", "0.19")
     assert old.returncode == 7 and "max_num_seqs 1024, vLLM 0.19's default here" in old.stderr
     assert run("--max-num-batched-tokens", "2048", "--max-num-seqs", "2048", "--engine-version", "0.22").returncode == 0
+
+
+def test_data_parallel_turns_the_allreduce_fusion_off_before_0_21():
+    """enable_allreduce_rms_fusion (config/vllm.py, 0.17.0-0.20.0 wheels) requires `data_parallel_size == 1` ("tp-dp
+    combination broken", vllm-project/vllm#34458), as it requires pipeline_parallel_size == 1; 0.21.0 drops both. A
+    pasted `-tp 4 -dp 2` on H100 under 0.20 was sized with the fusion's workspace (1.89 GiB over 4 TP ranks) that its
+    engine cores do not allocate; from 0.21 they do."""
+    def nt(version, dp):
+        x = _explain("--model", "llama-3.1-70b", "--device", "H100-SXM", "--tp", "4", "--max-model-len", "8192",
+                     "--engine-version", version, "--data-parallel-size", str(dp))
+        return next(line for line in x["lines"] if line["label"].strip() == "non-torch increase")
+
+    assert "all-reduce fusion workspace" in nt("0.20", 1)["formula"]
+    off = nt("0.20", 2)
+    assert "all-reduce fusion workspace" not in off["formula"] and "fusion is off at pp=1 dp=2 before 0.21" in off["formula"]
+    assert off["value"] == "0.67 GiB"  # 0.25 kernels/cuBLAS + 0.42 first collectives (V1_COMM_LAZY_NO_FUSION_BYTES)
+    assert nt("0.21", 2) == nt("0.21", 1)
