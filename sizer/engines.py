@@ -604,11 +604,13 @@ class VllmPolicy(EnginePolicy):
             mla = model is not None and model.is_mla
             chunked = era in ("v0.6", "v0.7") and max_model_len > 32768 and not mla
             tokens = (512 if era == "v0.6" else 2048) if chunked else max(max_model_len, 2048)
-        if overrides.max_num_seqs is None and overrides.max_num_batched_tokens is not None and _version_tuple(version) >= (0, 20):
-            # EngineArgs._set_default_args (engine/arg_utils.py, 0.20.0 l. 2405, 0.21.0 l. 2443, 0.22.0 l. 2558): a
-            # defaulted max_num_seqs is lowered to a given max_num_batched_tokens below it ("if orig_max_num_seqs is
-            # None: self.max_num_seqs = min(self.max_num_seqs, self.max_num_batched_tokens)"); SchedulerConfig refuses
-            # max_num_batched_tokens < max_num_seqs, so the launch line's --max-num-seqs must be the lowered one
+        if overrides.max_num_seqs is None and overrides.max_num_batched_tokens is not None and _version_tuple(version) >= (0, 10, 1):
+            # EngineArgs._set_default_args (engine/arg_utils.py): a defaulted max_num_seqs is lowered to a given
+            # max_num_batched_tokens below it, from 0.10.1 ("self.max_num_seqs = min(default_max_num_seqs[usage_context],
+            # self.max_num_batched_tokens or sys.maxsize)", 0.10.1 l. 1711, 0.10.2, 0.11.0; "if orig_max_num_seqs is None:
+            # self.max_num_seqs = min(self.max_num_seqs, self.max_num_batched_tokens)", 0.15.0 l. 2016, 0.19.0 l. 2240,
+            # 0.20.0 l. 2405, 0.21.0 l. 2443, 0.22.0 l. 2558); 0.9.0 and 0.10.0 set the default without it. SchedulerConfig
+            # refuses max_num_batched_tokens < max_num_seqs, so the launch line's --max-num-seqs must be the lowered one
             seqs = min(seqs, overrides.max_num_batched_tokens)
         return overrides.resolve(
             engine=self.name,

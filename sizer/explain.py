@@ -444,11 +444,11 @@ def explain_config(
     if data_parallel_size != 1:
         eng = replace(eng, data_parallel_size=data_parallel_size)
     if engine == "vllm" and eng.max_num_batched_tokens < eng.max_num_seqs:
-        # SchedulerConfig (config/scheduler.py, 0.17.0-0.22.0 wheels; the same ValueError in 0.8.3's logs): "max_num_batched_tokens
+        # SchedulerConfig (config.py 0.9.0, config/scheduler.py 0.17.0-0.22.0 wheels; the same ValueError in 0.8.3's logs): "max_num_batched_tokens
         # (...) must be greater than or equal to max_num_seqs (...)": the engine does not start
         seqs = f"--max-num-seqs {eng.max_num_seqs}" if max_num_seqs is not None else (
             f"max_num_seqs {eng.max_num_seqs}, vLLM {eng.version}'s default here (sizer read its lowering to the token budget "
-            "in 0.20+ only: give --max-num-seqs)"
+            "from 0.10.1: give --max-num-seqs)"
         )
         raise FieldValueError(
             f"--max-num-batched-tokens {eng.max_num_batched_tokens} is below {seqs}: vLLM refuses a launch line with both "

@@ -617,6 +617,13 @@ def load_workload(source: Path | str | Mapping[str, Any], catalog: Catalog | Non
         flashinfer_installed=m.boolean("flashinfer_installed", None),
         admission=admission,
     )
+    if engine == "vllm" and memory.max_num_seqs and memory.max_num_batched_tokens and memory.max_num_batched_tokens < memory.max_num_seqs:
+        # SchedulerConfig (vLLM config.py 0.9.0, config/scheduler.py 0.17-0.22): "max_num_batched_tokens (...) must be
+        # greater than or equal to max_num_seqs (...)": a launch line with both does not start
+        raise FieldValueError(
+            f"{label}: memory.max_num_batched_tokens: {memory.max_num_batched_tokens} is below memory.max_num_seqs "
+            f"{memory.max_num_seqs}; vLLM refuses to start with both (max_num_batched_tokens must be >= max_num_seqs)"
+        )
 
     sr = f.sub("search")
     sr.check_keys(_SEARCH_KEYS)

@@ -410,3 +410,23 @@ def test_solve_raises_infeasible_when_context_exceeds_window(catalog):
     workload = load_workload(BAD / "context-beyond-window.yaml", catalog)
     with pytest.raises(InfeasibleError, match="max_position_embeddings"):
         solve(workload, catalog)
+
+
+def test_a_vllm_token_budget_below_the_sequence_cap_is_refused_and_a_defaulted_cap_lowered(tmp_path):
+    """vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (config.py 0.9.0, config/scheduler.py
+    0.17-0.22: "must be greater than or equal to max_num_seqs"): a workload giving both so was planned and its launch
+    line printed --max-num-seqs 512 --max-num-batched-tokens 256, which vLLM does not start. Given the budget alone, vLLM
+    0.10.1+ lowers its default cap to it (engine/arg_utils.py: min(default max_num_seqs, max_num_batched_tokens);
+    0.19.0 l. 2240), and the plan's line carries --max-num-seqs 256."""
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 300, output_tokens: 100}\n"
+                 "memory: {max_num_seqs: 512, max_num_batched_tokens: 256}\n")
+    assert_one_line_error(run_sizer("solve", w, cwd=tmp_path), 7, f"error: {w}: memory.max_num_batched_tokens: 256 is below memory.max_num_seqs 512")
+    w.write_text("model: llama-3.1-8b\ntraffic: {requests_per_s: 5, prompt_tokens: 300, output_tokens: 100}\n"
+                 "memory: {max_num_batched_tokens: 256}\nsearch: {devices: [H100-SXM]}\n")
+    plan = run_sizer("solve", w, "--format", "json", cwd=tmp_path)
+    assert plan.returncode == 0, plan.stderr
+    import json
+
+    line = json.loads(plan.stdout)["deployments"][0]["launch_command"]
+    assert "--max-num-seqs 256 --max-num-batched-tokens 256" in line, line

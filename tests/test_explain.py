@@ -172,7 +172,9 @@ def test_vllm_token_budget_below_max_num_seqs():
     "must be greater than or equal to max_num_seqs"); explain printed the figures and a launch line of
     --max-num-seqs 1024 --max-num-batched-tokens 256 that vLLM does not start. From 0.20 a defaulted max_num_seqs is
     lowered to the given budget (engine/arg_utils.py _set_default_args, 0.20.0-0.22.0: min(max_num_seqs,
-    max_num_batched_tokens)), so the line carries --max-num-seqs 256; given both, or before 0.20, refused (exit 7)."""
+    max_num_batched_tokens)), so the line carries --max-num-seqs 256; given both, or before 0.10.1, refused (exit 7).
+    The lowering is older than 0.20: 0.10.1 (arg_utils.py l. 1711: min(default_max_num_seqs[usage_context],
+    max_num_batched_tokens or sys.maxsize)) to 0.19.0 (l. 2240) lower it too; 0.9.0 and 0.10.0 do not, and refuse."""
     def run(*args):
         return subprocess.run([sys.executable, "-m", "sizer", "explain", "--model", "llama-3.1-8b", "--device", "H100-SXM", *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=60)
@@ -186,8 +188,12 @@ def test_vllm_token_budget_below_max_num_seqs():
         "error: --max-num-batched-tokens 256 is below --max-num-seqs 300: vLLM refuses a launch line with both "
         "(SchedulerConfig: max_num_batched_tokens must be greater than or equal to max_num_seqs)"
     ]
-    old = run("--max-num-batched-tokens", "256", "--engine-version", "0.19")
-    assert old.returncode == 7 and "max_num_seqs 1024, vLLM 0.19's default here" in old.stderr
+    for version in ("0.19", "0.10.1"):
+        lowered = run("--max-num-batched-tokens", "256", "--engine-version", version, "--format", "json")
+        assert lowered.returncode == 0, lowered.stderr
+        assert "--max-num-seqs 256 --max-num-batched-tokens 256" in json.loads(lowered.stdout)["launch_command"]
+    old = run("--max-num-batched-tokens", "256", "--engine-version", "0.10.0")
+    assert old.returncode == 7 and "max_num_seqs 1024, vLLM 0.10.0's default here" in old.stderr, old.stderr
     assert run("--max-num-batched-tokens", "2048", "--max-num-seqs", "2048", "--engine-version", "0.22").returncode == 0
 
 
