@@ -453,14 +453,14 @@ class VllmRelease:
             model_runner_v2=v >= (0, 22),
         )
 
-    def graph_estimate_subtracted(self, gpu: Gpu) -> bool:
-        """Whether determine_available_memory subtracts its CUDA-graph estimate on `gpu`: from 0.20,
-        and on AMD GPUs (ROCm) from 0.26 only (rocm_graph_estimate)."""
-        return self.cuda_graphs_in_budget and (gpu.vendor.lower() != "amd" or self.rocm_graph_estimate)
-
     def graph_estimate_logged(self, gpu: Gpu) -> bool:
         """Whether the worker makes (and logs) the estimate at all: from 0.19; on ROCm from 0.26."""
         return self.version >= (0, 19) and (gpu.vendor.lower() != "amd" or self.rocm_graph_estimate)
+
+    def graph_estimate_subtracted(self, gpu: Gpu) -> bool:
+        """Whether determine_available_memory subtracts the estimate it makes on `gpu`: from 0.20
+        (cuda_graphs_in_budget)."""
+        return self.cuda_graphs_in_budget and self.graph_estimate_logged(gpu)
 
 
 # Streaming multiprocessors per device: the Triton top-k/top-p kernel keeps a [min(SMs, rows) x vocab]
@@ -867,6 +867,13 @@ class VllmPolicy(EnginePolicy):
             return False
         return True
 
+    def makes_graph_estimate(self, model: ModelArch, gpu: Gpu, weight_dtype: str, release: VllmRelease) -> bool:
+        """Whether the worker makes (and logs) a CUDA-graph estimate for `model` on `gpu`: V1 from 0.19, on
+        ROCm from 0.26 (VllmRelease.graph_estimate_logged), not under Model Runner V2, whose
+        profile_cudagraph_memory returns 0 (v1/worker/gpu/model_runner.py, 0.22.0). From 0.20 the estimate
+        comes out of the KV budget (VllmRelease.cuda_graphs_in_budget)."""
+        return release.graph_estimate_logged(gpu) and not self.uses_model_runner_v2(model, weight_dtype, release)
+
     @staticmethod
     def uses_model_runner_v2(model: ModelArch, weight_dtype: str, release: VllmRelease) -> bool:
         """Whether vLLM runs the model on Model Runner V2 by default (VllmRelease.model_runner_v2): a
@@ -1053,8 +1060,7 @@ class VllmPolicy(EnginePolicy):
         non_torch, non_torch_how = self.v1_non_torch(gpu, tp, pp, release, settings.data_parallel_size)
         cublas = self.cublas_workspace_bytes(gpu)
         v2 = self.uses_model_runner_v2(model, weight_dtype, release)
-        # Model Runner V2's profile_cudagraph_memory returns 0 (v1/worker/gpu/model_runner.py, 0.22.0)
-        estimate_graphs = release.graph_estimate_subtracted(gpu) and not v2
+        estimate_graphs = release.cuda_graphs_in_budget and self.makes_graph_estimate(model, gpu, weight_dtype, release)
         graphs = [self.cuda_graph_estimate(model, gpu, tp, pp, s, settings, weight_dtype, release) if estimate_graphs else (0.0, "")
                   for s in range(pp)]
         terms = {}

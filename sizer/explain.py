@@ -645,6 +645,11 @@ def explain_config(
         # request it may take, so the line caps them at the sequences the pool holds
         seqs = max(min(seqs, adm.max_concurrency_percentile), 1)
     cmd = policy.launch_command(model, tp=tp, pp=pp, kv=kv, weight_dtype=weight_dtype, settings=eng, max_num_seqs=seqs)
+    logged_graphs = 0.0  # the estimate line where the worker makes one (makes_graph_estimate)
+    if engine == "vllm":
+        release = VllmRelease.of(eng.version)
+        if policy.makes_graph_estimate(model, gpu, weight_dtype, release):
+            logged_graphs = policy.cuda_graph_estimate_bytes(model, gpu, tp, pp, eng, weight_dtype, release)
     return Explanation(
         model=model,
         gpu=gpu,
@@ -661,11 +666,7 @@ def explain_config(
         warnings=tuple(warnings),
         engine_log=engine_log_lines(
             m, engine, eng.version,
-            # the estimate line where the worker makes one: V1 from 0.19, on ROCm from 0.26; Model Runner V2
-            # (vLLM 0.22+, dense Qwen3) estimates no graph memory and logs no estimate line
-            policy.cuda_graph_estimate_bytes(model, gpu, tp, pp, eng, weight_dtype, VllmRelease.of(eng.version))
-            if engine == "vllm" and policy.era(eng.version) == "v1" and VllmRelease.of(eng.version).graph_estimate_logged(gpu)
-            and not policy.uses_model_runner_v2(model, weight_dtype, VllmRelease.of(eng.version)) else 0.0,
+            logged_graphs,
             latent_kv=model.is_mla,
             settings=eng,
         ),
